@@ -1,0 +1,3 @@
+from hanna_stats.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,169 @@
+"""Correlations between measures (metrics, LLM judges) and human criteria, from the store.
+
+The analysis layer of the paper's Sec. 5.1-5.2 (Figs. 3-6, 14-25; Tabs. 5, 8, 9): it reads the
+(measure x input x system) cube from the store and hands it to the Numba engine
+(:func:`hanna_stats.kernels.level_correlation`), returning tidy polars DataFrames.
+
+Conventions (Chhun et al., 2022; see ``docs`` in the README):
+
+* ``level="story"``: for each input (prompt), correlate two measures across the systems, then
+  average over inputs. Inputs whose correlation is undefined (a constant vector) are skipped under
+  ``nan_policy="omit"`` and the mean divides by the number of inputs used, reported as ``n_groups``.
+* ``level="system"``: correlate the per-system means over inputs.
+* ``level="global"``: pool every item (input x system) into one correlation.
+* The human-written stories (system flagged ``is_human``) are excluded unless
+  ``include_human=True``, as the paper removes them as outliers.
+* Kendall's tau is tau-b unless ``variant`` says otherwise. Statistics are signed; the paper's
+  tables show absolute values, which is the caller's choice to take.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import duckdb
+import numpy as np
+import polars as pl
+
+from hanna_stats.kernels import UndefinedCorrelationError, level_correlation
+from hanna_stats.store import Cube, load_cube
+
+Level = Literal["story", "system", "global"]
+Method = Literal["pearson", "spearman", "kendall"]
+Against = Literal["criteria", "metrics", "all"]
+
+LEVELS: tuple[str, ...] = ("story", "system", "global")
+METHODS: tuple[str, ...] = ("pearson", "spearman", "kendall")
+AGAINST: tuple[str, ...] = ("criteria", "metrics", "all")
+_KERNEL_LEVEL = {"story": "item", "system": "system", "global": "global"}
+_NON_HUMAN_KINDS = ("metric", "llm-judge")
+
+SCHEMA = {
+    "measure": pl.String,
+    "against": pl.String,
+    "level": pl.String,
+    "method": pl.String,
+    "variant": pl.String,
+    "statistic": pl.Float64,
+    "n_groups": pl.Int64,
+    "n_skipped": pl.Int64,
+}
+
+
+def correlate(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    level: Level = "story",
+    method: Method = "kendall",
+    against: Against = "criteria",
+    variant: Literal["a", "b", "c"] = "b",
+    nan_policy: Literal["omit", "propagate", "raise"] = "omit",
+    include_human: bool = False,
+) -> pl.DataFrame:
+    """Correlate measures with human criteria or with each other, at one aggregation level.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+        An open score store (:func:`hanna_stats.store.open_store`).
+    level : {"story", "system", "global"}
+        Aggregation level (see the module docstring).
+    method : {"pearson", "spearman", "kendall"}
+        Correlation coefficient. Spearman uses average ranks for ties.
+    against : {"criteria", "metrics", "all"}
+        ``"criteria"``: every automatic measure (kind metric or llm-judge) against every human
+        criterion; ``"metrics"``: every automatic measure against every automatic measure;
+        ``"all"``: every measure against every measure, human criteria included.
+    variant : {"a", "b", "c"}
+        Kendall variant (ignored for the other methods): tau-b by default, as the paper.
+    nan_policy : {"omit", "propagate", "raise"}
+        What undefined correlations do: ``"omit"`` drops missing observations pairwise and skips
+        inputs whose correlation is undefined (the paper's convention); ``"propagate"`` makes
+        the result NaN; ``"raise"`` raises ``ValueError`` naming the measures and the input.
+    include_human : bool
+        Keep the human-written stories as a system (default False, as the paper).
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per (measure, against) pair with columns ``measure, against, level, method,
+        variant, statistic, n_groups, n_skipped``: ``n_groups`` is the number of inputs whose
+        correlation entered the mean (1 at system and global level when defined) and
+        ``n_skipped`` those skipped as undefined.
+
+    Examples
+    --------
+    >>> from hanna_stats.store import build_hanna_store           # doctest: +SKIP
+    >>> con = build_hanna_store("../shared/data/hanna")            # doctest: +SKIP
+    >>> correlate(con, level="system", method="pearson")           # doctest: +SKIP
+    """
+    _check_choice("level", level, LEVELS)
+    _check_choice("method", method, METHODS)
+    _check_choice("against", against, AGAINST)
+    _check_choice("variant", variant, ("a", "b", "c"))
+    cube = load_cube(con, kinds=("human", *_NON_HUMAN_KINDS), include_human=include_human)
+    kinds = np.asarray(cube.kinds)
+    human = kinds == "human"
+    rows, cols = {
+        "criteria": (~human, human),
+        "metrics": (~human, ~human),
+        "all": (np.ones_like(human), np.ones_like(human)),
+    }[against]
+    return correlation_frame(
+        cube, rows, cols, level=level, method=method, variant=variant, nan_policy=nan_policy
+    )
+
+
+def correlation_frame(
+    cube: Cube,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    *,
+    level: Level,
+    method: Method,
+    variant: str = "b",
+    nan_policy: str = "omit",
+) -> pl.DataFrame:
+    """Correlate the ``rows`` measures of ``cube`` with its ``cols`` measures (boolean masks).
+
+    The tidy frame of :func:`correlate`; exposed for analyses that pick their own measure sets.
+    """
+    row_idx, col_idx = np.flatnonzero(rows), np.flatnonzero(cols)
+    a = cube.values[row_idx]
+    same = np.array_equal(row_idx, col_idx)
+    try:
+        res = level_correlation(
+            a,
+            None if same else cube.values[col_idx],
+            level=_KERNEL_LEVEL[level],
+            method=method,
+            variant=variant,
+            nan_policy=nan_policy,
+        )
+    except UndefinedCorrelationError as err:
+        where = f" on input {cube.inputs[err.group]!r}" if level == "story" else ""
+        raise ValueError(
+            f"{method} correlation of {cube.measures[row_idx[err.i]]!r} with "
+            f"{cube.measures[col_idx[err.j]]!r} is undefined{where} (constant or missing "
+            f"values) and nan_policy='raise'"
+        ) from err
+    names = np.asarray(cube.measures, dtype=object)
+    n_r, n_c = len(row_idx), len(col_idx)
+    return pl.DataFrame(
+        {
+            "measure": np.repeat(names[row_idx], n_c).tolist(),
+            "against": np.tile(names[col_idx], n_r).tolist(),
+            "level": [level] * (n_r * n_c),
+            "method": [method] * (n_r * n_c),
+            "variant": [variant if method == "kendall" else None] * (n_r * n_c),
+            "statistic": res.statistic.ravel(),
+            "n_groups": res.n_groups.ravel(),
+            "n_skipped": res.n_skipped.ravel(),
+        },
+        schema=SCHEMA,
+    )
+
+
+def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")

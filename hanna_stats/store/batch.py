@@ -1,0 +1,290 @@
+"""A validated batch of rows for the store, and the one transaction that writes it.
+
+Parsers (:mod:`hanna_stats.store.hanna`, :mod:`hanna_stats.store.tidy`) turn a file into a
+:class:`Batch` of polars frames keyed by natural names; :func:`write_batch` upserts it: bulk
+``INSERT ... SELECT`` from registered frames, in one transaction that also records the file in
+``ingests`` and recreates the ``scores_wide`` view. Any error rolls everything back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import duckdb
+import polars as pl
+
+from hanna_stats.store.db import read_sql
+from hanna_stats.store.source import Source
+
+SYSTEMS = {"name": pl.String, "is_human": pl.Boolean, "position": pl.Int64}
+INPUTS = {"name": pl.String, "position": pl.Int64, "text": pl.String}
+# row: 1-based data row where the item first appears (named in consistency errors).
+ITEMS = {
+    "name": pl.String,
+    "input": pl.String,
+    "system": pl.String,
+    "text": pl.String,
+    "reference": pl.String,
+    "row": pl.Int64,
+}
+MEASURES = {
+    "name": pl.String,
+    "kind": pl.String,
+    "family": pl.String,
+    "reference_based": pl.Boolean,
+    "symbol": pl.String,
+    "abbreviation": pl.String,
+    "criterion": pl.String,
+    "variant": pl.String,
+    "scale_min": pl.Float64,
+    "scale_max": pl.Float64,
+    "position": pl.Int64,
+    "source_name": pl.String,
+}
+RATERS = {"name": pl.String, "kind": pl.String}
+SCORES = {"item": pl.String, "measure": pl.String, "value": pl.Float64}
+RATINGS = {
+    "item": pl.String,
+    "rater": pl.String,
+    "measure": pl.String,
+    "score": pl.Float64,
+    "work_time_s": pl.Float64,
+    "assignment": pl.String,
+}
+_MEASURE_ATTRIBUTES = [c for c in MEASURES if c != "name"]
+WIDE_RESERVED = ("item", "input", "system", "is_human")  # the key columns of scores_wide
+
+
+def frame(schema: dict[str, pl.DataType], data: dict | list | None = None) -> pl.DataFrame:
+    """A polars frame with exactly ``schema``'s columns and types.
+
+    Parameters
+    ----------
+    schema : dict
+        Column name -> polars type (one of the module constants).
+    data : dict or list, optional
+        Columns by name (absent ones are null), or rows in schema order; None: an empty frame.
+    """
+    if data is None:
+        return pl.DataFrame(schema=schema)
+    if isinstance(data, list):
+        return pl.DataFrame(data, schema=schema, orient="row")
+    height = len(next(iter(data.values())))
+    return pl.DataFrame({c: data.get(c, [None] * height) for c in schema}, schema=schema)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Rows to upsert, as frames with the schemas above.
+
+    Attributes
+    ----------
+    systems, inputs, items, measures, raters, scores, ratings : polars.DataFrame
+        New or updated rows, keyed by names (see the module constants for the columns).
+    replace_measures : bool
+        True: the batch's catalogue attributes overwrite stored ones (HANNA files are
+        authoritative). False: measures already stored keep their attributes (tidy files).
+    relative_positions : bool
+        True: positions count from 0 within the file and new systems, inputs and measures are
+        placed after those stored. False: positions are absolute (HANNA).
+    """
+
+    systems: pl.DataFrame
+    inputs: pl.DataFrame
+    items: pl.DataFrame
+    measures: pl.DataFrame
+    raters: pl.DataFrame
+    scores: pl.DataFrame
+    ratings: pl.DataFrame
+    replace_measures: bool = True
+    relative_positions: bool = False
+
+    @property
+    def n_values(self) -> int:
+        """Number of scores plus ratings."""
+        return self.scores.height + self.ratings.height
+
+
+def _quote_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def refresh_scores_wide(con: duckdb.DuckDBPyConnection) -> None:
+    """(Re)create the ``scores_wide`` view from ``sql/scores_wide.sql`` and the catalogue."""
+    names = [
+        r[0] for r in con.execute("SELECT name FROM measures ORDER BY position, name").fetchall()
+    ]
+    if not names:
+        con.execute("DROP VIEW IF EXISTS scores_wide")
+        return
+    template = read_sql("scores_wide.sql")
+    con.execute(template.replace("{measure_list}", ", ".join(map(_quote_literal, names))))
+
+
+def _check_items(con: duckdb.DuckDBPyConnection, source: Source) -> None:
+    """Refuse items that contradict the store: same name, other input or system, or the reverse."""
+    moved = con.execute(
+        """
+        SELECT b.name, b.row, b.input, b.system, inp.name, sy.name
+        FROM _hs_items b
+        JOIN items it ON it.name = b.name
+        JOIN inputs inp ON inp.input_id = it.input_id
+        JOIN systems sy ON sy.system_id = it.system_id
+        WHERE inp.name <> b.input OR sy.name <> b.system
+        ORDER BY b.row LIMIT 1
+        """
+    ).fetchall()
+    if moved:
+        name, row, inp, system, stored_inp, stored_system = moved[0]
+        raise source.error(
+            f"item {name!r} has input {inp!r}, system {system!r}, but the store already holds "
+            f"it with input {stored_inp!r}, system {stored_system!r}",
+            row=row,
+        )
+    renamed = con.execute(
+        """
+        SELECT b.name, b.row, b.input, b.system, it.name
+        FROM _hs_items b
+        JOIN inputs inp ON inp.name = b.input
+        JOIN systems sy ON sy.name = b.system
+        JOIN items it ON it.input_id = inp.input_id AND it.system_id = sy.system_id
+        WHERE it.name <> b.name
+        ORDER BY b.row LIMIT 1
+        """
+    ).fetchall()
+    if renamed:
+        name, row, inp, system, stored = renamed[0]
+        raise source.error(
+            f"duplicate item: input {inp!r}, system {system!r} is item {stored!r} in the store, "
+            f"this file calls it {name!r}",
+            row=row,
+        )
+
+
+def _offset(con: duckdb.DuckDBPyConnection, table: str, relative: bool) -> int:
+    if not relative:
+        return 0
+    # table is one of our own table names, never user input.
+    return con.execute(f"SELECT coalesce(max(position) + 1, 0) FROM {table}").fetchall()[0][0]
+
+
+def _upsert(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
+    rel = batch.relative_positions
+    con.execute(
+        """
+        INSERT INTO systems (name, is_human, position)
+        SELECT name, is_human, position + $off FROM _hs_systems
+        ON CONFLICT (name) DO UPDATE SET is_human = systems.is_human OR excluded.is_human
+        """,
+        {"off": _offset(con, "systems", rel)},
+    )
+    con.execute(
+        """
+        INSERT INTO inputs (name, position, text)
+        SELECT name, position + $off, text FROM _hs_inputs
+        ON CONFLICT (name) DO UPDATE SET text = coalesce(excluded.text, inputs.text)
+        """,
+        {"off": _offset(con, "inputs", rel)},
+    )
+    con.execute(
+        """
+        INSERT INTO items (name, input_id, system_id, text, reference)
+        SELECT b.name, inp.input_id, sy.system_id, b.text, b.reference
+        FROM _hs_items b
+        JOIN inputs inp ON inp.name = b.input
+        JOIN systems sy ON sy.name = b.system
+        ON CONFLICT (name) DO UPDATE SET
+            text = coalesce(excluded.text, items.text),
+            reference = coalesce(excluded.reference, items.reference)
+        """
+    )
+    columns = ", ".join(MEASURES)
+    if batch.replace_measures:
+        updates = ", ".join(f"{c} = excluded.{c}" for c in _MEASURE_ATTRIBUTES)
+        conflict = f"DO UPDATE SET {updates}"
+    else:
+        conflict = "DO NOTHING"
+    select = ", ".join("position + $off" if c == "position" else c for c in MEASURES)
+    con.execute(
+        f"INSERT INTO measures ({columns}) SELECT {select} FROM _hs_measures "
+        f"ON CONFLICT (name) {conflict}",
+        {"off": _offset(con, "measures", rel)},
+    )
+    con.execute(
+        "INSERT INTO raters (name, kind) SELECT name, kind FROM _hs_raters "
+        "ON CONFLICT (name) DO NOTHING"
+    )
+    con.execute(
+        """
+        INSERT INTO scores (item_id, measure_id, value)
+        SELECT it.item_id, m.measure_id, b.value
+        FROM _hs_scores b
+        JOIN items it ON it.name = b.item
+        JOIN measures m ON m.name = b.measure
+        ON CONFLICT (item_id, measure_id) DO UPDATE SET value = excluded.value
+        """
+    )
+    con.execute(
+        """
+        INSERT INTO ratings (item_id, rater_id, measure_id, score, work_time_s, assignment)
+        SELECT it.item_id, r.rater_id, m.measure_id, b.score, b.work_time_s, b.assignment
+        FROM _hs_ratings b
+        JOIN items it ON it.name = b.item
+        JOIN raters r ON r.name = b.rater
+        JOIN measures m ON m.name = b.measure
+        ON CONFLICT (item_id, rater_id, measure_id) DO UPDATE SET
+            score = excluded.score,
+            work_time_s = excluded.work_time_s,
+            assignment = excluded.assignment
+        """
+    )
+
+
+def write_batch(con: duckdb.DuckDBPyConnection, batch: Batch, source: Source, fmt: str) -> None:
+    """Write ``batch`` and record ``source`` in ``ingests``, all in one transaction.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+        Writable store, not inside a transaction.
+    batch : Batch
+        Validated rows.
+    source : Source
+        The file they come from.
+    fmt : str
+        Format name recorded in ``ingests``.
+
+    Raises
+    ------
+    InputError
+        If the batch's items contradict items already stored; the store is then unchanged, as
+        after any other error.
+    """
+    frames = {
+        "_hs_systems": batch.systems,
+        "_hs_inputs": batch.inputs,
+        "_hs_items": batch.items,
+        "_hs_measures": batch.measures,
+        "_hs_raters": batch.raters,
+        "_hs_scores": batch.scores,
+        "_hs_ratings": batch.ratings,
+    }
+    for name, df in frames.items():
+        con.register(name, df)
+    try:
+        con.execute("BEGIN TRANSACTION")
+        try:
+            _check_items(con, source)
+            _upsert(con, batch)
+            con.execute(
+                "INSERT INTO ingests (source, sha256, format, n_values) VALUES (?, ?, ?, ?)",
+                [source.name, source.sha256, fmt, batch.n_values],
+            )
+            refresh_scores_wide(con)
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        con.execute("COMMIT")
+    finally:
+        for name in frames:
+            con.unregister(name)

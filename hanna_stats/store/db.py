@@ -1,0 +1,90 @@
+"""Open a DuckDB score store whose schema and views come from the ``sql/`` files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from hanna_stats.store.errors import DataNotFoundError
+
+_PACKAGE_DIR = Path(__file__).resolve().parents[1]
+# An installed wheel carries sql/ inside the package (pyproject force-include); a source checkout
+# has it next to the package.
+_SQL_DIRS = (_PACKAGE_DIR / "sql", _PACKAGE_DIR.parent / "sql")
+SCHEMA_FILES = ("schema.sql", "views.sql")
+
+
+def sql_path(name: str) -> Path:
+    """Locate one of the project's SQL files.
+
+    Parameters
+    ----------
+    name : str
+        File name inside ``sql/``, e.g. ``"schema.sql"``.
+
+    Returns
+    -------
+    Path
+        The file, from ``hanna_stats/sql`` in an installed wheel or the repository's ``sql/``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If neither place has it.
+    """
+    for folder in _SQL_DIRS:
+        path = folder / name
+        if path.is_file():
+            return path
+    raise FileNotFoundError(f"{name} not found in {' or '.join(map(str, _SQL_DIRS))}")
+
+
+def read_sql(name: str) -> str:
+    """Return the text of ``sql/<name>`` (see :func:`sql_path`)."""
+    return sql_path(name).read_text(encoding="utf-8")
+
+
+def open_store(
+    path: str | Path | None = None, *, read_only: bool = False
+) -> duckdb.DuckDBPyConnection:
+    """Open (or create) a score store.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        DuckDB database file; None opens an in-memory store.
+    read_only : bool
+        Open an existing file without write access. The schema is then not (re)created.
+
+    Returns
+    -------
+    duckdb.DuckDBPyConnection
+        Connection whose tables and views are those of ``sql/schema.sql`` and ``sql/views.sql``
+        (both idempotent, run on every writable open). The ``scores_wide`` view exists once data
+        has been ingested.
+
+    Raises
+    ------
+    DataNotFoundError
+        If ``read_only`` and the file does not exist.
+    ValueError
+        If ``read_only`` is asked for an in-memory store.
+    """
+    if path is None:
+        if read_only:
+            raise ValueError("an in-memory store cannot be opened read-only")
+        con = duckdb.connect()
+    else:
+        path = Path(path)
+        if read_only:
+            if not path.is_file():
+                raise DataNotFoundError(
+                    f"no score store at {path}: build it first (e.g. open_store(path) and an "
+                    "ingest, or build_hanna_store(data_dir, path))"
+                )
+            return duckdb.connect(str(path), read_only=True)
+        con = duckdb.connect(str(path))
+    for name in SCHEMA_FILES:
+        con.execute(read_sql(name))
+    return con

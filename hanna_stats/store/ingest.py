@@ -1,0 +1,192 @@
+"""Ingest score files into the store: validated in full, then written in one transaction.
+
+Every ingest
+
+1. reads the file and its SHA-256; if the same content was already ingested in the same format
+   (table ``ingests``), returns at once with ``skipped=True``;
+2. validates the whole file (:class:`~hanna_stats.store.errors.InputError` names file, row and
+   column) before anything is written;
+3. upserts by natural keys (names), so re-ingesting never duplicates rows, records the file in
+   ``ingests`` and recreates the ``scores_wide`` view, all in one transaction: on any error the
+   store is exactly as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from hanna_stats.store.annotations import parse_annotations
+from hanna_stats.store.batch import Batch, write_batch
+from hanna_stats.store.hanna import parse_metric_scores
+from hanna_stats.store.source import Source, read_source
+from hanna_stats.store.tidy import parse_tidy
+
+FORMAT_METRIC_SCORES = "hanna-metric-scores"
+FORMAT_LLM = "hanna-llm"
+FORMAT_ANNOTATIONS = "hanna-annotations"
+FORMAT_TIDY = "tidy"
+
+
+@dataclass(frozen=True)
+class IngestSummary:
+    """What an ingest did.
+
+    Attributes
+    ----------
+    source : str
+        File name.
+    format : str
+        Format name as recorded in ``ingests``.
+    sha256 : str
+        Hex SHA-256 of the file.
+    n_values : int
+        Scores plus ratings written (0 when skipped).
+    skipped : bool
+        True when this file had already been ingested in this format.
+    """
+
+    source: str
+    format: str
+    sha256: str
+    n_values: int
+    skipped: bool
+
+
+def _ingest(
+    con: duckdb.DuckDBPyConnection,
+    path: str | Path,
+    fmt: str,
+    parse: Callable[[Source], Batch],
+) -> IngestSummary:
+    source = read_source(path)
+    done = con.execute(
+        "SELECT count(*) FROM ingests WHERE sha256 = ? AND format = ?", [source.sha256, fmt]
+    ).fetchall()[0][0]
+    if done:
+        return IngestSummary(source.name, fmt, source.sha256, 0, True)
+    batch = parse(source)
+    write_batch(con, batch, source, fmt)
+    return IngestSummary(source.name, fmt, source.sha256, batch.n_values, False)
+
+
+def ingest_hanna_metric_scores(con: duckdb.DuckDBPyConnection, path: str | Path) -> IngestSummary:
+    """Ingest ``hanna_metric_scores.csv``.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+        Writable store (see :func:`~hanna_stats.store.db.open_store`).
+    path : str or Path
+        The file: a ``Model`` column, the six criteria and the metric columns, each cell a JSON
+        list with one number per prompt.
+
+    Returns
+    -------
+    IngestSummary
+        For HANNA: 11 systems x 96 prompts x 78 measures = 82,368 values.
+
+    Raises
+    ------
+    InputError
+        If the file is malformed (nothing is written).
+    DataNotFoundError
+        If the file does not exist.
+    """
+    return _ingest(con, path, FORMAT_METRIC_SCORES, parse_metric_scores)
+
+
+def ingest_hanna_llm(con: duckdb.DuckDBPyConnection, path: str | Path) -> IngestSummary:
+    """Ingest ``hanna_metric_scores_llm.csv`` (TACL 2024 follow-up of HANNA).
+
+    Besides the columns of ``hanna_metric_scores.csv`` (upserted into the same items and
+    measures), it stores the LLM-judge measures (kind ``llm-judge``, e.g.
+    ``Beluga-13B Relevance (prompt 1)``) and the rater-level ratings of the three judge slots
+    ``Human 1..3 XX`` as raters ``HANNA judge slot 1..3`` (kind ``slot``: positions, not worker
+    identities). Their mean must equal the criterion column. ``Human Avg k XX`` columns are
+    leave-one-out means, checked as JSON but not stored.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+        Writable store.
+    path : str or Path
+        The file.
+
+    Returns
+    -------
+    IngestSummary
+        For HANNA: 1056 stories x (78 + 140) measures + 19,008 slot ratings.
+
+    Raises
+    ------
+    InputError
+        If the file is malformed (nothing is written).
+    DataNotFoundError
+        If the file does not exist.
+    """
+    return _ingest(con, path, FORMAT_LLM, lambda s: parse_metric_scores(s, llm=True))
+
+
+def ingest_hanna_annotations(con: duckdb.DuckDBPyConnection, path: str | Path) -> IngestSummary:
+    """Ingest the raw rater-level file ``hanna_stories_annotations.csv``.
+
+    See :func:`hanna_stats.store.annotations.parse_annotations` for the mapping: items by Story ID,
+    systems by Model, inputs by prompt index (Story ID mod number of prompts), raters by
+    Worker ID, ratings with work time and assignment id; texts into ``inputs.text``,
+    ``items.text`` and ``items.reference``. Where judge-slot ratings of the same items exist,
+    ``story_scores`` uses the worker ratings only.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+        Writable store.
+    path : str or Path
+        The file.
+
+    Returns
+    -------
+    IngestSummary
+        n_values = number of ratings.
+
+    Raises
+    ------
+    InputError
+        If the file is malformed or contradicts stored items (nothing is written).
+    DataNotFoundError
+        If the file does not exist.
+    """
+    return _ingest(con, path, FORMAT_ANNOTATIONS, parse_annotations)
+
+
+def ingest_tidy(
+    con: duckdb.DuckDBPyConnection, path: str | Path, *, human_system: str | None = None
+) -> IngestSummary:
+    """Ingest a tidy score file (CSV or Parquet) of any study.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+        Writable store.
+    path : str or Path
+        Columns ``item``, ``input``, ``system``, ``measure``, ``value`` and optional ``rater``
+        (see :mod:`hanna_stats.store.tidy`).
+    human_system : str, optional
+        System whose outputs are human-written (``systems.is_human``).
+
+    Returns
+    -------
+    IngestSummary
+        n_values = rows written. A file already ingested is skipped whatever ``human_system``.
+
+    Raises
+    ------
+    InputError
+        If the file is malformed or contradicts stored items (nothing is written).
+    DataNotFoundError
+        If the file does not exist.
+    """
+    return _ingest(con, path, FORMAT_TIDY, lambda s: parse_tidy(s, human_system=human_system))

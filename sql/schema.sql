@@ -1,0 +1,94 @@
+-- hanna_stats score store: long format, one study per file.
+-- Loaded by hanna_stats.store.db.open_store(); every statement is idempotent.
+-- Natural keys (names) are unique; integer ids come from sequences.
+
+CREATE SEQUENCE IF NOT EXISTS system_id_seq;
+CREATE SEQUENCE IF NOT EXISTS input_id_seq;
+CREATE SEQUENCE IF NOT EXISTS item_id_seq;
+CREATE SEQUENCE IF NOT EXISTS rater_id_seq;
+CREATE SEQUENCE IF NOT EXISTS measure_id_seq;
+
+-- Generators (NLG systems); the human-written reference counts as a system flagged is_human.
+CREATE TABLE IF NOT EXISTS systems (
+    system_id INTEGER PRIMARY KEY DEFAULT nextval('system_id_seq'),
+    name      VARCHAR NOT NULL UNIQUE,
+    is_human  BOOLEAN NOT NULL DEFAULT FALSE,
+    position  INTEGER              -- order of first appearance in the source file
+);
+
+-- Inputs (HANNA: writing prompts). text is NULL when unknown.
+CREATE TABLE IF NOT EXISTS inputs (
+    input_id INTEGER PRIMARY KEY DEFAULT nextval('input_id_seq'),
+    name     VARCHAR NOT NULL UNIQUE,
+    position INTEGER,              -- order within the source (HANNA: prompt index 0..95)
+    text     VARCHAR
+);
+
+-- Items (HANNA: stories): one output of one system for one input.
+CREATE TABLE IF NOT EXISTS items (
+    item_id   INTEGER PRIMARY KEY DEFAULT nextval('item_id_seq'),
+    name      VARCHAR NOT NULL UNIQUE,  -- HANNA: Story ID = 96 * row_index + prompt_index
+    input_id  INTEGER NOT NULL REFERENCES inputs (input_id),
+    system_id INTEGER NOT NULL REFERENCES systems (system_id),
+    text      VARCHAR,                  -- the generated text, when known
+    reference VARCHAR,                  -- the reference (human) text, when known
+    UNIQUE (input_id, system_id)
+);
+
+-- Human raters. kind 'person': one identified rater (HANNA: MTurk Worker ID).
+-- kind 'slot': a position among an item's ratings, not an identity (HANNA LLM file:
+-- 'HANNA judge slot 1..3'); slot k of two stories may be two different people.
+CREATE TABLE IF NOT EXISTS raters (
+    rater_id INTEGER PRIMARY KEY DEFAULT nextval('rater_id_seq'),
+    name     VARCHAR NOT NULL UNIQUE,
+    kind     VARCHAR NOT NULL DEFAULT 'person' CHECK (kind IN ('person', 'slot'))
+);
+
+-- Measure catalogue: human criteria, automatic metrics, LLM judges.
+CREATE TABLE IF NOT EXISTS measures (
+    measure_id      INTEGER PRIMARY KEY DEFAULT nextval('measure_id_seq'),
+    name            VARCHAR NOT NULL UNIQUE,     -- clean name: 'BLEU', 'BERTScore F1', 'Relevance'
+    kind            VARCHAR NOT NULL CHECK (kind IN ('human', 'metric', 'llm-judge')),
+    family          VARCHAR CHECK (family IN ('string', 'embedding', 'model')),
+    reference_based BOOLEAN,                     -- NULL for human criteria and judges
+    symbol          VARCHAR,                     -- the paper's symbol, e.g. 'Ξ§' (ref-based, string)
+    abbreviation    VARCHAR,                     -- the paper's short label, e.g. 'RE' for Relevance
+    criterion       VARCHAR,                     -- the human criterion a judge measure targets
+    variant         VARCHAR,                     -- e.g. the LLM-judge prompt variant
+    scale_min       DOUBLE,                      -- Likert bounds for rated criteria
+    scale_max       DOUBLE,
+    position        INTEGER,                     -- column order in the source file
+    source_name     VARCHAR                      -- the column header as in the source file
+);
+
+-- Item-level values: automatic metrics, judges, and human criteria known only as averages.
+-- scores and ratings carry no FOREIGN KEY clauses: DuckDB checks them row by row (about 2 s per
+-- million rows), and hanna_stats.store writes these tables only by INSERT ... SELECT joined to
+-- items, measures and raters, and never deletes, so every id exists.
+CREATE TABLE IF NOT EXISTS scores (
+    item_id    INTEGER NOT NULL,                 -- items.item_id
+    measure_id INTEGER NOT NULL,                 -- measures.measure_id
+    value      DOUBLE,                           -- NULL = missing
+    PRIMARY KEY (item_id, measure_id)
+);
+
+-- Rater-level human ratings.
+CREATE TABLE IF NOT EXISTS ratings (
+    item_id     INTEGER NOT NULL,                -- items.item_id
+    rater_id    INTEGER NOT NULL,                -- raters.rater_id
+    measure_id  INTEGER NOT NULL,                -- measures.measure_id
+    score       DOUBLE NOT NULL,
+    work_time_s DOUBLE,
+    assignment  VARCHAR,
+    PRIMARY KEY (item_id, rater_id, measure_id)
+);
+
+-- Provenance: one row per ingested file (the same file ingested twice keeps one row).
+CREATE TABLE IF NOT EXISTS ingests (
+    source   VARCHAR NOT NULL,                   -- file name
+    sha256   VARCHAR NOT NULL,
+    format   VARCHAR NOT NULL,                   -- 'hanna-metric-scores', 'hanna-llm', 'hanna-annotations', 'tidy'
+    n_values BIGINT NOT NULL,                    -- scores + ratings written
+    ingested_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
+    PRIMARY KEY (sha256, format)
+);

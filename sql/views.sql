@@ -1,0 +1,57 @@
+-- Views over the long-format store. Loaded by hanna_stats.store.db.open_store().
+
+-- Catalogue with readable attributes.
+CREATE OR REPLACE VIEW measure_catalogue AS
+SELECT name AS measure, kind, family, reference_based, symbol, abbreviation,
+       criterion, variant, scale_min, scale_max, position, source_name
+FROM measures;
+
+-- Rater-level ratings with names.
+CREATE OR REPLACE VIEW rating_records AS
+SELECT it.name AS item, inp.name AS input, s.name AS system, s.is_human,
+       r.name AS rater, r.kind AS rater_kind, m.name AS measure, ra.score, ra.work_time_s,
+       ra.assignment
+FROM ratings ra
+JOIN items it USING (item_id)
+JOIN inputs inp ON inp.input_id = it.input_id
+JOIN systems s ON s.system_id = it.system_id
+JOIN raters r USING (rater_id)
+JOIN measures m USING (measure_id);
+
+-- One value per item and measure. Human criteria are the mean over raters when rater-level
+-- ratings exist, otherwise the stored (already averaged) value. When an item has ratings from
+-- identified raters (kind 'person') and from judge slots (kind 'slot', the same ratings known only
+-- by position), only the former count, so no rating is counted twice.
+CREATE OR REPLACE VIEW story_scores AS
+WITH rated AS (
+    SELECT ra.item_id, ra.measure_id,
+           coalesce(avg(ra.score) FILTER (WHERE r.kind = 'person'), avg(ra.score)) AS value,
+           coalesce(nullif(count(*) FILTER (WHERE r.kind = 'person'), 0), count(*)) AS n_ratings
+    FROM ratings ra JOIN raters r USING (rater_id)
+    GROUP BY ra.item_id, ra.measure_id
+),
+combined AS (
+    SELECT coalesce(r.item_id, s.item_id) AS item_id,
+           coalesce(r.measure_id, s.measure_id) AS measure_id,
+           CASE WHEN r.item_id IS NOT NULL THEN r.value ELSE s.value END AS value,
+           coalesce(r.n_ratings, 0) AS n_ratings
+    FROM rated r FULL OUTER JOIN scores s
+      ON r.item_id = s.item_id AND r.measure_id = s.measure_id
+)
+SELECT it.name AS item, inp.name AS input, inp.position AS input_position,
+       sy.name AS system, sy.position AS system_position, sy.is_human,
+       m.name AS measure, m.kind, m.position AS measure_position, c.value, c.n_ratings,
+       c.item_id, c.measure_id, it.input_id, it.system_id   -- integer keys, for fast joins
+FROM combined c
+JOIN items it ON it.item_id = c.item_id
+JOIN inputs inp ON inp.input_id = it.input_id
+JOIN systems sy ON sy.system_id = it.system_id
+JOIN measures m ON m.measure_id = c.measure_id;
+
+-- System-level means over items (missing values ignored; n_items counts the values used).
+CREATE OR REPLACE VIEW system_scores AS
+SELECT system, any_value(system_position) AS system_position, any_value(is_human) AS is_human,
+       measure, any_value(kind) AS kind, any_value(measure_position) AS measure_position,
+       avg(value) AS value, stddev_samp(value) AS std, count(value) AS n_items
+FROM story_scores
+GROUP BY system, measure;
