@@ -2,7 +2,7 @@
 
 Layers: ``sql/`` (schema, views) -> :mod:`hanna_stats.store` (DuckDB I/O, ingest, validation)
 -> :mod:`hanna_stats.kernels` (Numba functions on arrays) -> analyses
-(:mod:`hanna_stats.correlations`) -> CLI (:mod:`hanna_stats.cli`).
+(:mod:`hanna_stats.analyses.correlations`) -> CLI (:mod:`hanna_stats.cli`).
 """
 
 __version__ = "0.1.0"

@@ -105,13 +105,46 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--level", choices=["story", "system", "global"], default="story")
     p.add_argument("--method", choices=["pearson", "spearman", "kendall"], default="kendall")
-    p.add_argument("--against", choices=["criteria", "metrics", "all"], default="criteria")
+    p.add_argument(
+        "--against", choices=["criteria", "metrics", "inter-criteria", "all"], default="criteria"
+    )
     p.add_argument("--variant", choices=["a", "b", "c"], default="b", help="Kendall variant")
     p.add_argument("--nan-policy", choices=["omit", "propagate", "raise"], default="omit")
     p.add_argument("--include-human", action="store_true")
+    _add_kinds(p)
     _add_source(p)
     _add_format(p)
     p.set_defaults(run=_cmd_correlate)
+
+    p = sub.add_parser(
+        "borda",
+        help="Borda count of the metrics over criteria x coefficients (Tab. 6)",
+        description="Rank the metrics in each of the 18 (criterion x coefficient) columns of "
+        "absolute correlations at one level and sum the 0-based ranks; exact ties share a rank "
+        "by --ties. Also reports the mean |r| aggregation.",
+    )
+    p.add_argument("--level", choices=["story", "system"], default="story")
+    p.add_argument("--ties", choices=["average", "min", "max"], default="average")
+    p.add_argument("--include-human", action="store_true")
+    _add_kinds(p)
+    _add_source(p)
+    _add_format(p)
+    p.set_defaults(run=_cmd_borda)
+
+    p = sub.add_parser(
+        "topk",
+        help="correlations on the k best systems per criterion (Fig. 8)",
+        description="For each criterion keep the k systems with the best mean rating and "
+        "recompute each metric's correlation with it, for k in --ks.",
+    )
+    p.add_argument("--ks", default="4-10", help="k values: '4-10' or '4,6,8' (default 4-10)")
+    p.add_argument("--level", choices=["story", "system"], default="system")
+    p.add_argument("--method", choices=["pearson", "spearman", "kendall"], default="pearson")
+    p.add_argument("--include-human", action="store_true")
+    _add_kinds(p)
+    _add_source(p)
+    _add_format(p)
+    p.set_defaults(run=_cmd_topk)
     return parser
 
 
@@ -123,6 +156,18 @@ def _add_source(p: argparse.ArgumentParser) -> None:
         help="HANNA data folder (default: $HANNA_DATA, else the fetch-data cache)",
     )
     p.add_argument("--db", type=Path, metavar="FILE", help="a store file (see `ingest`)")
+
+
+def _add_kinds(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--kinds",
+        default="metric,llm-judge",
+        help="automatic measure kinds: metric, llm-judge or both (default); the paper: metric",
+    )
+
+
+def _kinds(args: argparse.Namespace) -> tuple[str, ...]:
+    return tuple(k.strip() for k in args.kinds.split(",") if k.strip())
 
 
 def _add_format(p: argparse.ArgumentParser) -> None:
@@ -177,17 +222,53 @@ def _cmd_sql(args: argparse.Namespace) -> int:
 
 
 def _cmd_correlate(args: argparse.Namespace) -> int:
-    from hanna_stats.correlations import correlate
+    from hanna_stats.analyses.correlations import correlate
 
-    con = _open(args)
     df = correlate(
-        con,
+        _open(args),
         level=args.level,
         method=args.method,
         against=args.against,
         variant=args.variant,
         nan_policy=args.nan_policy,
         include_human=args.include_human,
+        kinds=_kinds(args),
+    )
+    _emit(df, args.format)
+    return 0
+
+
+def _cmd_borda(args: argparse.Namespace) -> int:
+    from hanna_stats.analyses.rankings import borda
+
+    df = borda(
+        _open(args),
+        level=args.level,
+        ties=args.ties,
+        include_human=args.include_human,
+        kinds=_kinds(args),
+    )
+    _emit(df, args.format)
+    return 0
+
+
+def _parse_ks(text: str) -> list[int]:
+    if "-" in text:
+        lo, hi = text.split("-", 1)
+        return list(range(int(lo), int(hi) + 1))
+    return [int(k) for k in text.split(",")]
+
+
+def _cmd_topk(args: argparse.Namespace) -> int:
+    from hanna_stats.analyses.rankings import topk
+
+    df = topk(
+        _open(args),
+        ks=_parse_ks(args.ks),
+        level=args.level,
+        method=args.method,
+        include_human=args.include_human,
+        kinds=_kinds(args),
     )
     _emit(df, args.format)
     return 0

@@ -4,7 +4,8 @@
 CREATE OR REPLACE VIEW measure_catalogue AS
 SELECT name AS measure, kind, family, reference_based, symbol, abbreviation,
        criterion, variant, scale_min, scale_max, position, source_name
-FROM measures;
+FROM measures
+ORDER BY position, name;
 
 -- Rater-level ratings with names.
 CREATE OR REPLACE VIEW rating_records AS

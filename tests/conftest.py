@@ -1,4 +1,4 @@
-"""Shared fixtures. Tests and CI read the HANNA files from ../shared/data/hanna (never committed)."""
+"""Shared fixtures. Tests and CI read the HANNA files from ../shared/data/hanna (not committed)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from decimal import ROUND_HALF_UP, Decimal
 import numpy as np
 import pytest
 
-from hanna_stats.correlations import correlate
+from hanna_stats.analyses.correlations import correlate
 from hanna_stats.store import ingest_hanna_metric_scores, open_store
 
 CRIT = {
@@ -247,3 +247,20 @@ def test_tab8_tab9_top5(abs_corr, level, method, crit):
     for value in reproducible:
         assert value in remaining, (value, remaining)
         remaining.remove(value)
+
+
+# --- Sec. 4.2 / Fig. 1: story-level Kendall correlations between the human criteria -------------
+def test_sec42_criterion_criterion_kendall_range_and_mean(hanna_dir):
+    """'Kendall correlations range from 16% (RE-SU) to 62% (CH-EG), averaging at 40.7%.'"""
+    con = open_store()
+    ingest_hanna_metric_scores(con, hanna_dir / "hanna_metric_scores.csv")
+    df = correlate(con, level="story", method="kendall", against="inter-criteria")
+    pairs = df.filter(df["measure"] < df["against"])  # the 15 distinct pairs
+    assert pairs.height == 15
+    low = pairs.sort("statistic").row(0, named=True)
+    high = pairs.sort("statistic").row(-1, named=True)
+    assert {low["measure"], low["against"]} == {"Relevance", "Surprise"}
+    assert round(100 * low["statistic"]) == 16
+    assert {high["measure"], high["against"]} == {"Coherence", "Engagement"}
+    assert round(100 * high["statistic"]) == 62
+    assert round(100 * pairs["statistic"].mean(), 1) == 40.7

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import scipy.stats as ss
 
-from hanna_stats.correlations import correlate
+from hanna_stats.analyses.correlations import correlate
 from hanna_stats.store import ingest_hanna_metric_scores, open_store
 
 CRITERIA = ["Relevance", "Coherence", "Empathy", "Surprise", "Engagement", "Complexity"]

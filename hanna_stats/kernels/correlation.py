@@ -9,8 +9,8 @@ import numpy as np
 from numba import njit
 from scipy import special
 
-from ._validation import validated
-from .kendall import kendall_counts, tau_from_counts
+from ._options import KENDALL, METHODS, SPEARMAN, VARIANTS, validated
+from .kendall import kendall_counts, tau
 from .ranks import rankdata
 
 
@@ -54,10 +54,13 @@ def unit_vector(x, out):
         largest = max(largest, abs(v))
     if constant or not math.isfinite(largest):
         return False
+    # 2^-e as two factors: 2^1074 itself (denormal input) is not a float64.
     exponent = math.frexp(largest)[1]
+    half = math.ldexp(1.0, -(exponent // 2))
+    rest = math.ldexp(1.0, exponent // 2 - exponent)
     mean = 0.0
     for k in range(n):
-        out[k] = math.ldexp(x[k], -exponent)
+        out[k] = x[k] * half * rest
         mean += out[k]
     mean /= n
     squares = 0.0
@@ -80,15 +83,15 @@ def clipped_dot(u, v):
 
 
 @njit(cache=True)
-def statistic(x, y, method, variant):
+def statistic(x, y, method_code, variant_code):
     """Correlation coefficient of paired NaN-free vectors; NaN when undefined.
 
-    ``method`` is ``"pearson"``, ``"spearman"`` (Pearson on :func:`rankdata` average ranks) or
-    ``"kendall"`` (:func:`tau_from_counts` with ``variant`` ``"a"``, ``"b"`` or ``"c"``).
+    ``method_code``: ``PEARSON``, ``SPEARMAN`` (Pearson on :func:`rankdata` average ranks) or
+    ``KENDALL`` (:func:`tau` of :func:`kendall_counts`, ``variant_code`` ``TAU_A/B/C``).
     """
-    if method == "kendall":
-        return tau_from_counts(kendall_counts(x, y), variant)
-    if method == "spearman":
+    if method_code == KENDALL:
+        return tau(kendall_counts(x, y), variant_code)
+    if method_code == SPEARMAN:
         x = rankdata(x)
         y = rankdata(y)
     u = np.empty(x.size)
@@ -99,10 +102,10 @@ def statistic(x, y, method, variant):
 
 
 @njit(cache=True)
-def statistic_omit(x, y, method, variant):
+def statistic_omit(x, y, method_code, variant_code):
     """:func:`statistic` of the pairs where neither ``x`` nor ``y`` is NaN (pairwise deletion)."""
     keep = ~(np.isnan(x) | np.isnan(y))
-    return statistic(x[keep], y[keep], method, variant)
+    return statistic(x[keep], y[keep], method_code, variant_code)
 
 
 def _pvalue(stat, cdf, sf, alternative):
@@ -149,7 +152,9 @@ def _kendall_pvalue(counts, alternative):
     return _pvalue(z, special.ndtr, lambda z: special.ndtr(-z), alternative)
 
 
-def correlation(x, y, *, method="pearson", variant="b", nan_policy="propagate", alternative="two-sided"):
+def correlation(
+    x, y, *, method="pearson", variant="b", nan_policy="propagate", alternative="two-sided"
+):
     """Correlation coefficient of two paired samples, with its p-value.
 
     - ``"pearson"``: ``r = sum (x - mx)(y - my) / sqrt(sum (x - mx)^2 sum (y - my)^2)``
@@ -218,10 +223,10 @@ def correlation(x, y, *, method="pearson", variant="b", nan_policy="propagate", 
         x, y = x[~missing], y[~missing]
     if method == "kendall":
         counts = kendall_counts(x, y)
-        stat = tau_from_counts(counts, variant)
+        stat = tau(counts, VARIANTS.index(variant))
         pvalue = np.nan if np.isnan(stat) else _kendall_pvalue(counts, alternative)
     else:
-        stat = statistic(x, y, method, variant)
+        stat = statistic(x, y, METHODS.index(method), VARIANTS.index(variant))
         pvalue = (_pearson_pvalue if method == "pearson" else _spearman_pvalue)(
             stat, x.size, alternative
         )

@@ -14,15 +14,17 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from ._validation import validated
-from .correlation import clipped_dot, statistic, statistic_omit, unit_vector
-from .kendall import counts_from_sign_sums, tau_from_counts, tie_stats
-from .ranks import rankdata
+from ._options import KENDALL, METHODS, SPEARMAN, VARIANTS, code, validated
+from .correlation import statistic, statistic_omit, unit_vector
+from .kendall import counts_from_sign_sums, tau, tie_stats
+from .ranks import rankdata, sort_order
 
-#: Kendall on groups of up to this many systems uses per-vector pair signs (memory
-#: ``measures x groups x n (n - 1) / 2`` bytes); longer groups count each pair of vectors with
-#: :func:`kendall_counts` (O(n log n) beyond ``QUADRATIC_MAX_N``).
-SIGN_VECTOR_MAX_N = 128
+#: Kendall uses per-vector pair signs (one byte per pair of systems) on groups of up to
+#: SIGN_VECTOR_MAX_N systems when they take at most SIGN_VECTOR_MAX_BYTES; otherwise it counts
+#: each pair of vectors with :func:`kendall_counts` (O(n log n) beyond ``QUADRATIC_MAX_N``).
+#: Measured: signs are about twice as fast at 128 to 256 systems, on par near 500.
+SIGN_VECTOR_MAX_N = 256
+SIGN_VECTOR_MAX_BYTES = 2**28
 
 # State of a (measure, group) vector.
 _OK = 0
@@ -50,71 +52,69 @@ class UndefinedCorrelationError(ValueError):
         self.j = j
         self.group = group
 
-
-@njit(cache=True, parallel=True)
-def _unit_vectors(X, ranks):
-    measures, groups, n = X.shape
-    vectors = np.zeros((groups, measures, n))
-    state = np.empty((groups, measures), dtype=np.int8)
-    for t in prange(measures * groups):
-        m, g = divmod(np.int64(t), groups)
-        x = X[m, g]
-        if np.isnan(x).any():
-            state[g, m] = _HAS_NAN
-        elif unit_vector(rankdata(x) if ranks else x, vectors[g, m]):
-            state[g, m] = _OK
-        else:
-            state[g, m] = _UNDEFINED
-    return vectors, state
+    def __reduce__(self):  # picklable across processes, attributes included
+        return type(self), (str(self), self.i, self.j, self.group)
 
 
 @njit(cache=True, parallel=True)
-def _sign_vectors(X, signs):
-    # Pair signs sign(x[j] - x[i]), i < j, and tie_stats per vector; without `signs` only state.
+def _prepare(X, method_code, signs):
+    """Per (group, measure) vectors shared by all pairs; see :func:`group_correlations`.
+
+    Returns ``(units, signs, ties, state)``: for Pearson/Spearman ``units`` (G, M, S) holds the
+    unit vectors (of the ranks for Spearman); for Kendall with ``signs``, ``signs`` (G, M, P)
+    holds the ``P = S (S - 1) / 2`` pair signs and ``ties`` (G, M, 4) the :func:`tie_stats`;
+    ``state`` (G, M) is ``_OK``, ``_UNDEFINED`` or ``_HAS_NAN``. Unused arrays are empty.
+    """
     measures, groups, n = X.shape
-    pairs = n * (n - 1) // 2 if signs else 0
-    vectors = np.zeros((groups, measures, pairs), dtype=np.int8)
-    ties = np.zeros((groups, measures, 4))
-    state = np.empty((groups, measures), dtype=np.int8)
-    for t in prange(measures * groups):
-        m, g = divmod(np.int64(t), groups)
-        x = X[m, g]
-        if np.isnan(x).any():
-            state[g, m] = _HAS_NAN
-            continue
-        if n < 2 or (x == x[0]).all():
-            state[g, m] = _UNDEFINED
-            continue
-        state[g, m] = _OK
-        if signs:
-            p = 0
-            for i in range(n):
-                for j in range(i + 1, n):
-                    vectors[g, m, p] = np.int8(x[j] > x[i]) - np.int8(x[j] < x[i])
-                    p += 1
-            distinct, tied_pairs, v1, v2 = tie_stats(np.sort(x))
-            ties[g, m, 0] = distinct
-            ties[g, m, 1] = tied_pairs
-            ties[g, m, 2] = v1
-            ties[g, m, 3] = v2
-    return vectors, ties, state
+    kendall = method_code == KENDALL
+    pairs = n * (n - 1) // 2 if kendall and signs else 0
+    units = np.zeros((groups, measures, 0 if kendall else n))
+    sign_vectors = np.zeros((groups, measures, pairs), dtype=np.int8)
+    ties = np.zeros((groups, measures, 4 if pairs else 0))
+    state = np.full((groups, measures), _OK, dtype=np.int8)
+    for m in prange(measures):
+        for g in range(groups):
+            x = X[m, g]
+            if np.isnan(x.sum()) and np.isnan(x).any():  # the sum screens without allocating
+                state[g, m] = _HAS_NAN
+            elif not kendall:
+                if not unit_vector(rankdata(x) if method_code == SPEARMAN else x, units[g, m]):
+                    state[g, m] = _UNDEFINED
+            elif n < 2 or (x == x[0]).all():
+                state[g, m] = _UNDEFINED
+            elif pairs:
+                p = 0
+                for i in range(n):
+                    for j in range(i + 1, n):
+                        sign_vectors[g, m, p] = np.int8(x[j] > x[i]) - np.int8(x[j] < x[i])
+                        p += 1
+                distinct, tied_pairs, v1, v2 = tie_stats(sort_order(x)[0])
+                ties[g, m, 0] = distinct
+                ties[g, m, 1] = tied_pairs
+                ties[g, m, 2] = v1
+                ties[g, m, 3] = v2
+    return units, sign_vectors, ties, state
 
 
-@njit(cache=True)
-def _tau_from_signs(sa, sb, n, ta, tb, variant):
+@njit(cache=True, inline="always")
+def _tau_from_signs(signs_a, signs_b, ties_a, ties_b, g, i, j, n, variant_code):
+    # Indexes the prepared arrays directly: array views in the parallel loop would contend on
+    # their reference counts.
     s = 0
     q = 0
-    for k in range(sa.size):
-        p = np.int64(sa[k]) * sb[k]
+    for k in range(signs_a.shape[2]):
+        p = np.int64(signs_a[g, i, k]) * np.int64(signs_b[g, j, k])
         s += p
         q += p * p
-    x_ties = (np.int64(ta[0]), np.int64(ta[1]), ta[2], ta[3])
-    y_ties = (np.int64(tb[0]), np.int64(tb[1]), tb[2], tb[3])
-    return tau_from_counts(counts_from_sign_sums(n, s, q, x_ties, y_ties), variant)
+    ta = (np.int64(ties_a[g, i, 0]), np.int64(ties_a[g, i, 1]), ties_a[g, i, 2], ties_a[g, i, 3])
+    tb = (np.int64(ties_b[g, j, 0]), np.int64(ties_b[g, j, 1]), ties_b[g, j, 2], ties_b[g, j, 3])
+    return tau(counts_from_sign_sums(n, s, q, ta, tb), variant_code)
 
 
 @njit(cache=True, parallel=True)
-def _fill(A, B, VA, VB, TA, TB, state_a, state_b, symmetric, precomputed, method, variant, omit):
+def _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, omit):
+    units_a, signs_a, ties_a, state_a = prepared_a
+    units_b, signs_b, ties_b, state_b = prepared_b
     measures_a, groups, n = A.shape
     measures_b = B.shape[0]
     cells = measures_a * (measures_a + 1) // 2 if symmetric else measures_a * measures_b
@@ -126,6 +126,7 @@ def _fill(A, B, VA, VB, TA, TB, state_a, state_b, symmetric, precomputed, method
             ii[c] = i
             jj[c] = j
             c += 1
+    kendall = method_code == KENDALL
     R = np.empty((groups, measures_a, measures_b))
     for t in prange(groups * cells):
         g, c = divmod(np.int64(t), cells)
@@ -135,35 +136,21 @@ def _fill(A, B, VA, VB, TA, TB, state_a, state_b, symmetric, precomputed, method
         b = state_b[g, j]
         r = np.nan
         if a == _OK and b == _OK:
-            if method != "kendall":
-                r = clipped_dot(VA[g, i], VB[g, j])
-            elif precomputed:
-                r = _tau_from_signs(VA[g, i], VB[g, j], n, TA[g, i], TB[g, j], variant)
+            if not kendall:
+                total = 0.0  # clipped_dot of the unit vectors, without array views
+                for k in range(n):
+                    total += units_a[g, i, k] * units_b[g, j, k]
+                r = min(1.0, max(-1.0, total))
+            elif signs_a.shape[2]:
+                r = _tau_from_signs(signs_a, signs_b, ties_a, ties_b, g, i, j, n, variant_code)
             else:
-                r = statistic(A[i, g], B[j, g], method, variant)
+                r = statistic(A[i, g], B[j, g], method_code, variant_code)
         elif omit and a != _UNDEFINED and b != _UNDEFINED:
-            r = statistic_omit(A[i, g], B[j, g], method, variant)
+            r = statistic_omit(A[i, g], B[j, g], method_code, variant_code)
         R[g, i, j] = r
         if symmetric:
             R[g, j, i] = r
     return R
-
-
-@njit(cache=True)
-def _correlate(A, B, symmetric, method, variant, omit):
-    if method == "kendall":
-        signs = A.shape[2] <= SIGN_VECTOR_MAX_N
-        VA, TA, state_a = _sign_vectors(A, signs)
-        VB, TB, state_b = (VA, TA, state_a) if symmetric else _sign_vectors(B, signs)
-        return _fill(
-            A, B, VA, VB, TA, TB, state_a, state_b, symmetric, signs, method, variant, omit
-        )
-    VA, state_a = _unit_vectors(A, method == "spearman")
-    VB, state_b = (VA, state_a) if symmetric else _unit_vectors(B, method == "spearman")
-    no_ties = np.zeros((0, 0, 4))
-    return _fill(
-        A, B, VA, VB, no_ties, no_ties, state_a, state_b, symmetric, True, method, variant, omit
-    )
 
 
 @njit(cache=True)
@@ -175,7 +162,8 @@ def group_correlations(A, B, method, variant, omit):
 
     - Pearson: the centred unit vectors ``u`` of :func:`unit_vector`; ``r = u_a . u_b``.
     - Spearman: the same on average ranks (:func:`rankdata`).
-    - Kendall, groups of up to ``SIGN_VECTOR_MAX_N`` systems: the pair signs
+    - Kendall, groups of up to ``SIGN_VECTOR_MAX_N`` systems (and signs of at most
+      ``SIGN_VECTOR_MAX_BYTES``): the pair signs
       ``s[p] = sign(x[j] - x[i])`` over the ``n (n - 1) / 2`` pairs ``i < j``;
       ``C - D = sum s_a s_b`` and ``C + D = sum (s_a s_b)^2`` give the
       :class:`KendallCounts` together with each vector's :func:`tie_stats`, and
@@ -189,8 +177,8 @@ def group_correlations(A, B, method, variant, omit):
     Parameters
     ----------
     A : ndarray of float64, shape (Ma, G, S), C-contiguous
-    B : ndarray of float64, shape (Mb, G, S), C-contiguous, or None for ``B = A`` (only the
-        cells ``i <= j`` are computed and mirrored)
+    B : ndarray of float64, shape (Mb, G, S), C-contiguous
+        When ``B is A`` (the same object) only the cells ``i <= j`` are computed and mirrored.
     method : {"pearson", "spearman", "kendall"}
     variant : {"a", "b", "c"}
         Kendall variant.
@@ -201,9 +189,18 @@ def group_correlations(A, B, method, variant, omit):
     -------
     ndarray of float64, shape (G, Ma, Mb)
     """
-    if B is None:
-        return _correlate(A, A, True, method, variant, omit)
-    return _correlate(A, B, False, method, variant, omit)
+    symmetric = A is B
+    method_code = code(method, METHODS)
+    n = A.shape[2]
+    measures = A.shape[0] + (0 if symmetric else B.shape[0])
+    signs = (
+        n <= SIGN_VECTOR_MAX_N and measures * A.shape[1] * n * (n - 1) // 2 <= SIGN_VECTOR_MAX_BYTES
+    )
+    prepared_a = _prepare(A, method_code, signs)
+    prepared_b = prepared_a if symmetric else _prepare(B, method_code, signs)
+    return _fill(
+        A, B, prepared_a, prepared_b, symmetric, method_code, code(variant, VARIANTS), omit
+    )
 
 
 @njit(cache=True)
@@ -328,7 +325,7 @@ def level_correlation(A, B=None, *, level="item", method="kendall", variant="b",
     options = {"level": level, "method": method, "variant": variant, "nan_policy": nan_policy}
     omit = nan_policy == "omit"
     cubes = [_at_level(X, level, omit) for X in validated(arrays, 3, 2, **options)]
-    R = group_correlations(cubes[0], cubes[1] if len(cubes) == 2 else None, method, variant, omit)
+    R = group_correlations(cubes[0], cubes[-1], method, variant, omit)
     if nan_policy == "raise" and np.isnan(R).any():
         raise _undefined_error(R, cubes, level)
     return LevelCorrelationResult(*aggregate_groups(R, omit))

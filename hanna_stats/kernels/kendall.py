@@ -8,6 +8,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from ._options import TAU_A, TAU_B, TAU_C, VARIANTS, code
+from .ranks import merge_sort, sort_order
+
 #: Vectors up to this length are counted by the direct O(n^2) loop over pairs, longer ones by
 #: Knight's O(n log n) merge sort (measured crossover: between 64 and 96 values).
 QUADRATIC_MAX_N = 64
@@ -41,9 +44,9 @@ class KendallCounts(NamedTuple):
 def tie_stats(sorted_values):
     """Tie structure of a sorted 1-D array.
 
-    Returns ``(distinct, tied_pairs, v1, v2)``: the number of distinct values, the number of tied
-    pairs ``sum t (t - 1) / 2``, ``v1 = sum t (t - 1) (2 t + 5)`` and ``v2 = sum t (t - 1) (t - 2)``,
-    the sums running over the groups of ``t`` equal values.
+    Returns ``(distinct, tied_pairs, v1, v2)``: the number of distinct values, the number of
+    tied pairs ``sum t (t - 1) / 2``, ``v1 = sum t (t - 1) (2 t + 5)`` and
+    ``v2 = sum t (t - 1) (t - 2)``, the sums running over the groups of ``t`` equal values.
     """
     n = sorted_values.size
     distinct = 0
@@ -66,9 +69,12 @@ def tie_stats(sorted_values):
 
 @njit(cache=True)
 def counts_from_sign_sums(n, s, q, x_ties, y_ties):
-    """:class:`KendallCounts` from sums over the pairs ``i < j`` of the signs ``sx = sign(x[j] - x[i])``
-    and ``sy = sign(y[j] - y[i])``: ``s = sum sx sy = C - D`` and ``q = sum (sx sy)^2 = C + D``,
-    with ``x_ties``/``y_ties`` the :func:`tie_stats` of each vector."""
+    """:class:`KendallCounts` from ``s = C - D``, ``q = C + D`` and each vector's :func:`tie_stats`.
+
+    Over the pairs ``i < j``, with ``sx = sign(x[j] - x[i])`` and ``sy = sign(y[j] - y[i])``:
+    ``s = sum sx sy`` and ``q = sum (sx sy)^2``; the tied pairs of each vector come from
+    ``x_ties``/``y_ties``, and the five pair classes follow.
+    """
     n0 = n * (n - 1) // 2
     x_distinct, x_pairs, x_v1, x_v2 = x_ties
     y_distinct, y_pairs, y_v1, y_v2 = y_ties
@@ -99,64 +105,19 @@ def _counts_quadratic(x, y):
             )
             s += p
             q += p * p
-    return counts_from_sign_sums(n, s, q, tie_stats(np.sort(x)), tie_stats(np.sort(y)))
-
-
-@njit(cache=True)
-def _merge_sort(keys, payload, key_buf, payload_buf):
-    """Sort ``keys`` ascending in place (stable), permuting ``payload`` alike.
-
-    Bottom-up merge sort with a branch-free merge step; ``key_buf`` and ``payload_buf`` are
-    scratch arrays of the same size. Returns the number of inversions, the pairs ``i < j`` with
-    ``keys[i] > keys[j]`` (strictly: equal keys are not inversions).
-    """
-    n = keys.size
-    inversions = 0
-    src_k, src_p, dst_k, dst_p = keys, payload, key_buf, payload_buf
-    width = 1
-    while width < n:
-        for lo in range(0, n, 2 * width):
-            mid = min(lo + width, n)
-            hi = min(lo + 2 * width, n)
-            i = lo
-            j = mid
-            k = lo
-            while i < mid and j < hi:
-                right = np.int64(src_k[j] < src_k[i])
-                take = i + right * (j - i)
-                dst_k[k] = src_k[take]
-                dst_p[k] = src_p[take]
-                inversions += right * (mid - i)  # src_k[j] is below every left value not yet taken
-                j += right
-                i += 1 - right
-                k += 1
-            for t in range(mid - i):  # one side is used up: copy the rest of the other
-                dst_k[k + t] = src_k[i + t]
-                dst_p[k + t] = src_p[i + t]
-            for t in range(hi - j):
-                dst_k[k + t] = src_k[j + t]
-                dst_p[k + t] = src_p[j + t]
-        src_k, dst_k = dst_k, src_k
-        src_p, dst_p = dst_p, src_p
-        width *= 2
-    if src_k is not keys:
-        keys[:] = src_k
-        payload[:] = src_p
-    return inversions
+    return counts_from_sign_sums(n, s, q, tie_stats(sort_order(x)[0]), tie_stats(sort_order(y)[0]))
 
 
 @njit(cache=True)
 def _counts_mergesort(x, y):
     # Knight (1966): order the pairs by (x, y); the discordant pairs are then the strict
-    # inversions of y, counted while merge-sorting y. Work memory: copies of x and y and one
-    # scratch buffer each (4 n float64, twice the input).
+    # inversions of y, counted while merge-sorting y. Work memory: copies of x and y, and the
+    # two scratch arrays of merge_sort (4 n float64, twice the input).
     n = x.size
     xs = x.copy()
     ys = y.copy()
-    x_buf = np.empty(n)
-    y_buf = np.empty(n)
-    _merge_sort(xs, ys, x_buf, y_buf)
-    x_distinct, x_pairs, x_v1, x_v2 = tie_stats(xs)
+    merge_sort(xs, ys)
+    x_ties = tie_stats(xs)
     # Within each run of equal x, order y ascending and count the pairs tied in both.
     xy_pairs = 0
     start = 0
@@ -165,27 +126,13 @@ def _counts_mergesort(x, y):
         while stop < n and xs[stop] == xs[start]:
             stop += 1
         if stop - start > 1:
-            run = ys[start:stop]
-            run.sort()
-            xy_pairs += tie_stats(run)[1]
+            merge_sort(ys[start:stop], xs[start:stop])  # xs is constant there
+            xy_pairs += tie_stats(ys[start:stop])[1]
         start = stop
-    discordant = _merge_sort(ys, xs, y_buf, x_buf)
-    y_distinct, y_pairs, y_v1, y_v2 = tie_stats(ys)
-    n0 = n * (n - 1) // 2
-    return KendallCounts(
-        n,
-        n0 - x_pairs - y_pairs + xy_pairs - discordant,
-        discordant,
-        x_pairs - xy_pairs,
-        y_pairs - xy_pairs,
-        xy_pairs,
-        x_distinct,
-        y_distinct,
-        x_v1,
-        x_v2,
-        y_v1,
-        y_v2,
-    )
+    discordant = merge_sort(ys, xs)
+    y_ties = tie_stats(ys)
+    untied = n * (n - 1) // 2 - x_ties[1] - y_ties[1] + xy_pairs  # C + D
+    return counts_from_sign_sums(n, untied - 2 * discordant, untied, x_ties, y_ties)
 
 
 @njit(cache=True)
@@ -194,9 +141,9 @@ def kendall_counts(x, y):
 
     Short vectors (``n <= QUADRATIC_MAX_N``) are counted pair by pair in O(n^2); longer ones
     with Knight's O(n log n) algorithm (Knight 1966, "A computer method for calculating Kendall's
-    tau with ungrouped data", JASA 61(314)): sort by ``(x, y)``, then the discordant pairs are the
-    strict inversions counted by a merge sort of ``y``. The long path allocates one permutation
-    and two arrays of ``n`` float64 (at most 1.5 times the size of the two inputs together).
+    tau with ungrouped data", JASA 61(314)): sort the pairs by ``(x, y)``, then the discordant
+    pairs are the strict inversions counted by a merge sort of ``y``. The long path works on
+    copies of ``x`` and ``y`` plus two scratch arrays: about twice the memory of the input.
 
     Parameters
     ----------
@@ -243,6 +190,12 @@ def tau_from_counts(counts, variant):
     -------
     float
     """
+    return tau(counts, code(variant, VARIANTS))
+
+
+@njit(cache=True)
+def tau(counts, variant_code):
+    """:func:`tau_from_counts` with the variant as its code ``TAU_A``, ``TAU_B`` or ``TAU_C``."""
     n = counts.n
     n0 = n * (n - 1) // 2
     n1 = counts.x_ties + counts.xy_ties
@@ -250,13 +203,13 @@ def tau_from_counts(counts, variant):
     if n0 == 0 or n1 == n0 or n2 == n0:
         return np.nan
     s = counts.concordant - counts.discordant
-    if variant == "a":
-        tau = s / n0
-    elif variant == "b":
-        tau = s / math.sqrt(n0 - n1) / math.sqrt(n0 - n2)
-    elif variant == "c":
+    if variant_code == TAU_A:
+        value = s / n0
+    elif variant_code == TAU_B:
+        value = s / math.sqrt(n0 - n1) / math.sqrt(n0 - n2)
+    elif variant_code == TAU_C:
         m = min(counts.x_distinct, counts.y_distinct)
-        tau = 2.0 * s / (float(n) * n * (m - 1) / m)
+        value = 2.0 * s / (float(n) * n * (m - 1) / m)
     else:
         raise ValueError("variant must be 'a', 'b' or 'c'")
-    return min(1.0, max(-1.0, tau))
+    return min(1.0, max(-1.0, value))

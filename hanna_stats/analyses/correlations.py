@@ -30,13 +30,13 @@ from hanna_stats.store import Cube, load_cube
 
 Level = Literal["story", "system", "global"]
 Method = Literal["pearson", "spearman", "kendall"]
-Against = Literal["criteria", "metrics", "all"]
+Against = Literal["criteria", "metrics", "inter-criteria", "all"]
 
 LEVELS: tuple[str, ...] = ("story", "system", "global")
 METHODS: tuple[str, ...] = ("pearson", "spearman", "kendall")
-AGAINST: tuple[str, ...] = ("criteria", "metrics", "all")
+AGAINST: tuple[str, ...] = ("criteria", "metrics", "inter-criteria", "all")
 _KERNEL_LEVEL = {"story": "item", "system": "system", "global": "global"}
-_NON_HUMAN_KINDS = ("metric", "llm-judge")
+AUTOMATIC_KINDS: tuple[str, ...] = ("metric", "llm-judge")
 
 SCHEMA = {
     "measure": pl.String,
@@ -59,6 +59,7 @@ def correlate(
     variant: Literal["a", "b", "c"] = "b",
     nan_policy: Literal["omit", "propagate", "raise"] = "omit",
     include_human: bool = False,
+    kinds: tuple[str, ...] = AUTOMATIC_KINDS,
 ) -> pl.DataFrame:
     """Correlate measures with human criteria or with each other, at one aggregation level.
 
@@ -70,10 +71,11 @@ def correlate(
         Aggregation level (see the module docstring).
     method : {"pearson", "spearman", "kendall"}
         Correlation coefficient. Spearman uses average ranks for ties.
-    against : {"criteria", "metrics", "all"}
+    against : {"criteria", "metrics", "inter-criteria", "all"}
         ``"criteria"``: every automatic measure (kind metric or llm-judge) against every human
-        criterion; ``"metrics"``: every automatic measure against every automatic measure;
-        ``"all"``: every measure against every measure, human criteria included.
+        criterion (Figs. 3-4, 14-19); ``"metrics"``: every automatic measure against every
+        automatic measure (Figs. 5-6, 20-25); ``"inter-criteria"``: the human criteria against
+        each other (Figs. 1-2, 10-13); ``"all"``: every measure against every measure.
     variant : {"a", "b", "c"}
         Kendall variant (ignored for the other methods): tau-b by default, as the paper.
     nan_policy : {"omit", "propagate", "raise"}
@@ -82,6 +84,9 @@ def correlate(
         the result NaN; ``"raise"`` raises ``ValueError`` naming the measures and the input.
     include_human : bool
         Keep the human-written stories as a system (default False, as the paper).
+    kinds : tuple of str
+        Kinds of automatic measures included: ``"metric"`` and/or ``"llm-judge"`` (the paper's
+        tables use the 72 metrics only).
 
     Returns
     -------
@@ -97,16 +102,19 @@ def correlate(
     >>> con = build_hanna_store("../shared/data/hanna")            # doctest: +SKIP
     >>> correlate(con, level="system", method="pearson")           # doctest: +SKIP
     """
-    _check_choice("level", level, LEVELS)
-    _check_choice("method", method, METHODS)
-    _check_choice("against", against, AGAINST)
-    _check_choice("variant", variant, ("a", "b", "c"))
-    cube = load_cube(con, kinds=("human", *_NON_HUMAN_KINDS), include_human=include_human)
+    check_choice("level", level, LEVELS)
+    check_choice("method", method, METHODS)
+    check_choice("against", against, AGAINST)
+    check_choice("variant", variant, ("a", "b", "c"))
+    for kind in kinds:
+        check_choice("kinds", kind, AUTOMATIC_KINDS)
+    cube = load_cube(con, kinds=("human", *kinds), include_human=include_human)
     kinds = np.asarray(cube.kinds)
     human = kinds == "human"
     rows, cols = {
         "criteria": (~human, human),
         "metrics": (~human, ~human),
+        "inter-criteria": (human, human),
         "all": (np.ones_like(human), np.ones_like(human)),
     }[against]
     return correlation_frame(
@@ -164,6 +172,7 @@ def correlation_frame(
     )
 
 
-def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
+def check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
+    """Raise ValueError naming ``name`` unless ``value`` is one of ``choices``."""
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")

@@ -1,12 +1,20 @@
-"""The one argument check of the public kernel functions."""
+"""Options of the public kernel functions: allowed values, integer codes, the argument check."""
 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
+
+METHODS = ("pearson", "spearman", "kendall")
+VARIANTS = ("a", "b", "c")
+# Integer codes (positions in METHODS / VARIANTS) used inside compiled loops, where comparing
+# strings costs tens of nanoseconds and contends on reference counts across threads.
+PEARSON, SPEARMAN, KENDALL = 0, 1, 2
+TAU_A, TAU_B, TAU_C = 0, 1, 2
 
 CHOICES = {
-    "method": ("pearson", "spearman", "kendall"),
-    "variant": ("a", "b", "c"),
+    "method": METHODS,
+    "variant": VARIANTS,
     "nan_policy": ("omit", "propagate", "raise"),
     "alternative": ("two-sided", "less", "greater"),
     "level": ("item", "system", "global"),
@@ -54,3 +62,12 @@ def validated(arrays, ndim, match_last, **options):
             )
         out.append(array)
     return out
+
+
+@njit(cache=True)
+def code(value, choices):
+    """Position of the string ``value`` in the tuple ``choices``; -1 when absent."""
+    for k in range(len(choices)):
+        if choices[k] == value:
+            return k
+    return -1

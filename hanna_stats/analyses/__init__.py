@@ -1,0 +1,1 @@
+"""The paper's studies on the store, returning tidy polars DataFrames."""

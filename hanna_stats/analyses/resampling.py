@@ -1,0 +1,267 @@
+"""Resampling studies on the store: bootstrap CIs of correlations and PERM-BOTH tests.
+
+Thin layer over :mod:`hanna_stats.kernels.resampling`: it loads the (measure x input x system)
+cube (:func:`hanna_stats.store.load_cube`, the human-written stories dropped unless
+``include_human``), hands it to the kernels and returns tidy polars DataFrames. Conventions as
+:mod:`hanna_stats.analyses.correlations`: ``level="story"`` correlates across systems within
+each input and averages over the inputs whose correlation is defined; ``level="system"``
+correlates the per-system means over inputs. Statistics are signed.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import duckdb
+import numpy as np
+import polars as pl
+
+from hanna_stats.analyses.correlations import check_choice
+from hanna_stats.kernels.resampling import bootstrap_ci, permutation_test_pairs
+from hanna_stats.store import load_cube
+
+_KERNEL_LEVEL = {"story": "item", "system": "system", "global": "global"}
+METHODS: tuple[str, ...] = ("pearson", "spearman", "kendall")
+
+
+def _check_seed(seed: int | None) -> None:
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
+        raise ValueError(f"seed must be an int or None; got {seed!r}")
+
+
+def correlation_ci(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    level: Literal["story", "system"] = "story",
+    method: Literal["pearson", "spearman", "kendall"] = "kendall",
+    resample: Literal["inputs", "systems", "both"] = "inputs",
+    resamples: int = 1000,
+    confidence: float = 0.95,
+    ci_method: Literal["percentile", "bca"] = "percentile",
+    seed: int | None = 0,
+    against: str | list[str] = "criteria",
+    include_human: bool = False,
+    variant: Literal["a", "b", "c"] = "b",
+    kinds: tuple[str, ...] = ("metric",),
+) -> pl.DataFrame:
+    """Bootstrap confidence intervals of every measure's correlation with the criteria.
+
+    Resampling as Deutsch, Dror and Roth (2021): ``"inputs"`` (BOOT-INPUTS) draws the inputs
+    (prompts) with replacement, ``"systems"`` (BOOT-SYSTEMS) the systems, ``"both"``
+    (BOOT-BOTH) both; one draw from ``seed`` serves every measure (see
+    :func:`hanna_stats.kernels.resampling.bootstrap_ci` for the statistic under resampling,
+    duplicated systems, and the percentile and BCa intervals). At system level with
+    ``resample="inputs"`` the per-system means are recomputed over the drawn inputs.
+    Resamples whose statistic is undefined (e.g. too few distinct systems drawn) are counted
+    out: ``n_valid`` says how many of ``resamples`` entered the interval.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+        An open score store.
+    level : {"story", "system"}
+    method : {"pearson", "spearman", "kendall"}
+    resample : {"inputs", "systems", "both"}
+    resamples : int
+    confidence : float
+        In (0, 1).
+    ci_method : {"percentile", "bca"}
+    seed : int or None
+    against : "criteria", str or list of str
+        ``"criteria"``: every human criterion; otherwise the named measure(s).
+    include_human : bool
+        Keep the human-written stories as a system (default False, as the paper).
+    variant : {"a", "b", "c"}
+        Kendall variant (tau-b as the paper).
+    kinds : tuple of str
+        Kinds of the measures whose correlations are bootstrapped (the 72 metrics by default;
+        add ``"llm-judge"`` for the LLM judges).
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per (measure, against) with columns ``measure, against, level, method,
+        resample, statistic, ci_low, ci_high, confidence, ci_method, resamples, n_valid,
+        seed``.
+
+    Examples
+    --------
+    >>> correlation_ci(con, level="system", method="pearson", ci_method="bca")  # doctest: +SKIP
+    """
+    check_choice("level", level, ("story", "system"))
+    check_choice("method", method, METHODS)
+    check_choice("resample", resample, ("inputs", "systems", "both"))
+    check_choice("ci_method", ci_method, ("percentile", "bca"))
+    _check_seed(seed)
+    targets = [against] if isinstance(against, str) and against != "criteria" else against
+    if targets == "criteria":
+        cube = load_cube(con, kinds=("human", *kinds), include_human=include_human)
+        kind = np.asarray(cube.kinds)
+        rows, cols = np.flatnonzero(kind != "human"), np.flatnonzero(kind == "human")
+    else:
+        kind_of = dict(con.execute("SELECT name, kind FROM measures").fetchall())
+        others = [
+            name
+            for name, k in con.execute(
+                "SELECT name, kind FROM measures ORDER BY position"
+            ).fetchall()
+            if k in kinds and name not in targets
+        ]
+        missing = [t for t in targets if t not in kind_of]
+        if missing:
+            raise ValueError(f"against names unknown measures: {missing}")
+        cube = load_cube(con, measures=[*others, *targets], include_human=include_human)
+        rows = np.arange(len(others))
+        cols = np.arange(len(others), len(others) + len(targets))
+    res = bootstrap_ci(
+        cube.values[rows],
+        cube.values[cols],
+        level=_KERNEL_LEVEL[level],
+        method=method,
+        variant=variant,
+        resample=resample,
+        resamples=resamples,
+        confidence=confidence,
+        ci_method=ci_method,
+        seed=seed,
+    )
+    names = np.asarray(cube.measures, dtype=object)
+    n_r, n_c = len(rows), len(cols)
+    n = n_r * n_c
+    return pl.DataFrame(
+        {
+            "measure": np.repeat(names[rows], n_c).tolist(),
+            "against": np.tile(names[cols], n_r).tolist(),
+            "level": [level] * n,
+            "method": [method] * n,
+            "resample": [resample] * n,
+            "statistic": res.statistic.ravel(),
+            "ci_low": res.ci_low.ravel(),
+            "ci_high": res.ci_high.ravel(),
+            "confidence": [float(confidence)] * n,
+            "ci_method": [ci_method] * n,
+            "resamples": [int(resamples)] * n,
+            "n_valid": res.n_valid.ravel(),
+            "seed": [seed] * n,
+        },
+        schema={
+            "measure": pl.String,
+            "against": pl.String,
+            "level": pl.String,
+            "method": pl.String,
+            "resample": pl.String,
+            "statistic": pl.Float64,
+            "ci_low": pl.Float64,
+            "ci_high": pl.Float64,
+            "confidence": pl.Float64,
+            "ci_method": pl.String,
+            "resamples": pl.Int64,
+            "n_valid": pl.Int64,
+            "seed": pl.Int64,
+        },
+    )
+
+
+def permutation_test(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    criterion: str,
+    level: Literal["story", "system", "global"] = "system",
+    method: Literal["pearson", "spearman", "kendall"] = "kendall",
+    permutations: int = 1000,
+    seed: int | None = 0,
+    alternative: Literal["two-sided", "greater", "less"] = "two-sided",
+    include_human: bool = False,
+    variant: Literal["a", "b", "c"] = "b",
+    kinds: tuple[str, ...] = ("metric",),
+) -> pl.DataFrame:
+    """PERM-BOTH tests of the difference between two measures' correlations with a criterion.
+
+    For every ordered pair (a, b) of measures: ``delta = r_a - r_b`` and its permutation
+    p-value (Deutsch, Dror and Roth 2021; mt-metrics-eval's ``PermutationSigDiff``): both
+    measures are z-scored over their cells, each (input, system) cell swaps the two scores
+    with probability 1/2, the correlations are recomputed at ``level``; ``"greater"`` tests
+    ``r_a > r_b``, ``"two-sided"`` compares ``|delta|``. One draw of swaps from ``seed``
+    serves all pairs. See :func:`hanna_stats.kernels.resampling.permutation_test_pairs`.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+    criterion : str
+        The human criterion (any measure name).
+    level : {"story", "system", "global"}
+        ``"system"`` is fast for all pairs; ``"story"`` recomputes every per-input correlation
+        of both measures for every pair and permutation (minutes for all HANNA pairs).
+    method : {"pearson", "spearman", "kendall"}
+    permutations : int
+    seed : int or None
+    alternative : {"two-sided", "greater", "less"}
+    include_human : bool
+    variant : {"a", "b", "c"}
+    kinds : tuple of str
+        Kinds of the measures compared (the metrics by default).
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per ordered pair with columns ``criterion, level, method, measure_a,
+        measure_b, r_a, r_b, delta, pvalue, permutations, seed, n_valid`` (``n_valid``: the
+        permutations whose statistic was defined, the p-value's denominator).
+    """
+    check_choice("level", level, ("story", "system", "global"))
+    check_choice("method", method, METHODS)
+    check_choice("alternative", alternative, ("two-sided", "greater", "less"))
+    _check_seed(seed)
+    names = [
+        name
+        for name, k in con.execute("SELECT name, kind FROM measures ORDER BY position").fetchall()
+        if k in kinds and name != criterion
+    ]
+    known = {r[0] for r in con.execute("SELECT name FROM measures").fetchall()}
+    if criterion not in known:
+        raise ValueError(f"criterion names an unknown measure: {criterion!r}")
+    cube = load_cube(con, measures=[*names, criterion], include_human=include_human)
+    res = permutation_test_pairs(
+        cube.values[:-1],
+        cube.values[-1],
+        level=_KERNEL_LEVEL[level],
+        method=method,
+        variant=variant,
+        permutations=permutations,
+        alternative=alternative,
+        seed=seed,
+    )
+    m = len(names)
+    a, b = np.nonzero(~np.eye(m, dtype=bool))
+    measures = np.asarray(names, dtype=object)
+    n = len(a)
+    return pl.DataFrame(
+        {
+            "criterion": [criterion] * n,
+            "level": [level] * n,
+            "method": [method] * n,
+            "measure_a": measures[a].tolist(),
+            "measure_b": measures[b].tolist(),
+            "r_a": res.statistic[a],
+            "r_b": res.statistic[b],
+            "delta": res.delta[a, b],
+            "pvalue": res.pvalue[a, b],
+            "permutations": [int(permutations)] * n,
+            "seed": [seed] * n,
+            "n_valid": res.n_valid[a, b],
+        },
+        schema={
+            "criterion": pl.String,
+            "level": pl.String,
+            "method": pl.String,
+            "measure_a": pl.String,
+            "measure_b": pl.String,
+            "r_a": pl.Float64,
+            "r_b": pl.Float64,
+            "delta": pl.Float64,
+            "pvalue": pl.Float64,
+            "permutations": pl.Int64,
+            "seed": pl.Int64,
+            "n_valid": pl.Int64,
+        },
+    )

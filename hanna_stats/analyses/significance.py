@@ -1,0 +1,404 @@
+"""Significance of metric comparisons: Williams tests and paired bootstrap system comparison.
+
+The analysis layer of the paper's Sec. 5.3 (Fig. 7 / Fig. 26: pairwise system comparison by
+paired bootstrap) and Appendix I (Figs. 27-38: Williams tests between metrics). It reads the
+(measure x input x system) cube from the store and hands it to the Numba kernels
+(:func:`hanna_stats.kernels.williams.williams_test`,
+:func:`hanna_stats.kernels.pairs.paired_bootstrap`,
+:func:`hanna_stats.kernels.multitest.adjust_pvalues`), returning tidy polars DataFrames.
+
+Conventions (Chhun et al., 2022; see ``docs/hanna-conventions.md``):
+
+* The human-written stories are excluded unless ``include_human=True`` (10 systems remain).
+* Williams test: the correlations are those of :func:`hanna_stats.analyses.correlations.correlate`
+  (story level: per-prompt correlations across systems, averaged over the valid prompts). Each
+  metric's sign is aligned with the criterion (``r23 = sign(r_a) sign(r_b) r_ab``); the authors'
+  loop lost the sign of a negatively correlated metric after its first use, which is not
+  reproduced. ``n`` is explicit: the number of systems at system level; at story level the
+  paper's convention n = number of prompts (96), which is not the sample size of an averaged
+  correlation (the p-values are heuristic there).
+* Paired bootstrap: B resamples of the prompt indices, drawn once from
+  ``numpy.random.default_rng(seed)`` and shared by every measure; a system wins a resample when
+  its mean is strictly greater; label 1 / 2 when system 1 / 2 wins in at least (1 - alpha) of the
+  resamples, else 0; weighted F1 between each criterion's and each metric's labels over the
+  45 system pairs. The authors ignored their seed, so Fig. 7 is reproducible only within
+  seed-to-seed variation.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Literal
+
+import duckdb
+import numpy as np
+import polars as pl
+
+from hanna_stats.kernels import level_correlation
+from hanna_stats.kernels.multitest import METHODS as CORRECTIONS
+from hanna_stats.kernels.multitest import adjust_pvalues
+from hanna_stats.kernels.pairs import paired_bootstrap, weighted_f1
+from hanna_stats.kernels.williams import ALTERNATIVES, williams_test
+from hanna_stats.store import Cube, load_cube
+
+Level = Literal["story", "system", "global"]
+Method = Literal["pearson", "spearman", "kendall"]
+Correction = Literal["bh", "by", "holm", "bonferroni"]
+
+LEVELS: tuple[str, ...] = ("story", "system", "global")
+METHODS: tuple[str, ...] = ("pearson", "spearman", "kendall")
+_KERNEL_LEVEL = {"story": "item", "system": "system", "global": "global"}
+#: The paper's abbreviations of the six human criteria.
+CRITERIA_ABBREVIATIONS = {
+    "RE": "Relevance",
+    "CH": "Coherence",
+    "EM": "Empathy",
+    "SU": "Surprise",
+    "EG": "Engagement",
+    "CX": "Complexity",
+}
+
+WILLIAMS_SCHEMA = {
+    "criterion": pl.String,
+    "level": pl.String,
+    "method": pl.String,
+    "measure_a": pl.String,
+    "measure_b": pl.String,
+    "r_a": pl.Float64,
+    "r_b": pl.Float64,
+    "r_ab": pl.Float64,
+    "n": pl.Int64,
+    "statistic": pl.Float64,
+    "pvalue": pl.Float64,
+}
+
+
+def williams(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    criterion: str,
+    level: Level = "system",
+    method: Method = "pearson",
+    n: int | None = None,
+    alternative: Literal["greater", "two-sided", "less"] = "greater",
+    correction: Correction | None = None,
+    include_human: bool = False,
+    kinds: tuple[str, ...] = ("metric",),
+) -> pl.DataFrame:
+    """Williams tests between every ordered pair of metrics for one human criterion.
+
+    Row (a, b) tests H1: ``|r_a| > |r_b|``, metric a correlates more strongly with the criterion
+    than metric b (Williams' T2, Steiger 1980 eq. 7; see
+    :func:`hanna_stats.kernels.williams.williams_test` for the formula). Both orders of each
+    pair are reported; the (b, a) row has the opposite statistic, and with
+    ``alternative="greater"`` the two one-sided p-values sum to 1. The paper's Figs. 27-38 show
+    these p-values (story and system level, Pearson) with green cells where ``r_a > r_b``.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+        An open score store.
+    criterion : str
+        A human criterion: its name (``"Empathy"``) or the paper's abbreviation (``"EM"``).
+    level : {"system", "story", "global"}
+        Correlation level, as :func:`hanna_stats.analyses.correlations.correlate`.
+    method : {"pearson", "spearman", "kendall"}
+        Correlation coefficient (Kendall tau-b). The test is derived for Pearson correlations;
+        with the others it is a heuristic.
+    n : int, optional
+        Sample size of the test (n - 3 degrees of freedom), greater than 3. Default: the number
+        of systems at system level (10), of inputs at story level (96, the paper's convention,
+        not a true sample size for an averaged correlation), of items at global level.
+    alternative : {"greater", "two-sided", "less"}
+        ``"greater"``: the paper's one-sided test.
+    correction : {None, "bh", "by", "holm", "bonferroni"}
+        If given, adds ``pvalue_adjusted``: the p-values adjusted with
+        :func:`hanna_stats.kernels.multitest.adjust_pvalues` over the family of all ordered pairs
+        of this call (NaN p-values excluded).
+    include_human : bool
+        Keep the human-written stories as a system (default False, as the paper).
+    kinds : tuple of str
+        Kinds of automatic measures to compare (default the paper's metrics).
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per ordered pair of distinct metrics, with columns ``criterion, level, method,
+        measure_a, measure_b, r_a, r_b, r_ab, n, statistic, pvalue`` (+ ``pvalue_adjusted``):
+        ``r_a``, ``r_b`` are the signed correlations with the criterion, ``r_ab`` between the
+        two metrics, ``statistic`` Williams' t.
+
+    Examples
+    --------
+    >>> con = build_hanna_store("../shared/data/hanna")               # doctest: +SKIP
+    >>> williams(con, criterion="EM").filter(                          # doctest: +SKIP
+    ...     (pl.col("measure_a") == "BERTScore F1") & (pl.col("measure_b") == "BLEU"))
+    """
+    _check_choice("level", level, LEVELS)
+    _check_choice("method", method, METHODS)
+    cube = _load(con, include_human, kinds)
+    name = _criterion_name(criterion, cube)
+    return williams_frame(
+        cube,
+        criteria=[name],
+        levels=(level,),
+        methods=(method,),
+        n=n,
+        alternative=alternative,
+        correction=correction,
+    )
+
+
+def williams_all(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    levels: tuple[str, ...] = ("story", "system"),
+    methods: tuple[str, ...] = METHODS,
+    alternative: Literal["greater", "two-sided", "less"] = "greater",
+    correction: Correction | None = None,
+    include_human: bool = False,
+    kinds: tuple[str, ...] = ("metric",),
+) -> pl.DataFrame:
+    """Williams tests for every criterion, level and method at once (6 x 2 x 3 by default).
+
+    One correlation matrix per (level, method) serves all criteria; ``n`` takes the default of
+    :func:`williams` for each level. A ``correction`` adjusts each (criterion, level, method)
+    family separately, as :func:`williams` would. Same columns as :func:`williams`.
+    """
+    cube = _load(con, include_human, kinds)
+    criteria = [m for m, k in zip(cube.measures, cube.kinds, strict=True) if k == "human"]
+    return williams_frame(
+        cube,
+        criteria=criteria,
+        levels=levels,
+        methods=methods,
+        alternative=alternative,
+        correction=correction,
+    )
+
+
+def williams_frame(
+    cube: Cube,
+    *,
+    criteria: list[str],
+    levels: tuple[str, ...],
+    methods: tuple[str, ...],
+    n: int | None = None,
+    alternative: str = "greater",
+    correction: str | None = None,
+) -> pl.DataFrame:
+    """Williams tests on a loaded cube: the non-human measures of ``cube`` against ``criteria``.
+
+    The engine of :func:`williams` and :func:`williams_all`, for analyses that pick their own
+    cube.
+    """
+    for level in levels:
+        _check_choice("level", level, LEVELS)
+    for method in methods:
+        _check_choice("method", method, METHODS)
+    _check_choice("alternative", alternative, ALTERNATIVES)
+    if correction is not None:
+        _check_choice("correction", correction, CORRECTIONS)
+    if n is not None:
+        try:
+            n = operator.index(n)
+        except TypeError:
+            raise ValueError(f"n must be an integer greater than 3; got {n!r}") from None
+        if n <= 3:
+            raise ValueError(f"n must be an integer greater than 3; got {n!r}")
+    kinds = np.asarray(cube.kinds)
+    metric_idx = np.flatnonzero(kinds != "human")
+    criterion_idx = np.array([cube.measures.index(c) for c in criteria], dtype=np.int64)
+    names = np.asarray(cube.measures, dtype=object)
+    metrics = len(metric_idx)
+    a_idx, b_idx = np.nonzero(~np.eye(metrics, dtype=bool))  # ordered pairs a != b
+    frames = []
+    for level in levels:
+        inputs, systems = cube.values.shape[1:]
+        n_level = n or {"story": inputs, "system": systems, "global": inputs * systems}[level]
+        for method in methods:
+            R = level_correlation(
+                cube.values, level=_KERNEL_LEVEL[level], method=method, nan_policy="omit"
+            ).statistic
+            r = R[np.ix_(criterion_idx, metric_idx)]
+            RM = R[np.ix_(metric_idx, metric_idx)]
+            res = williams_test(r, RM, n_level, alternative=alternative)
+            for c, name in enumerate(criteria):
+                columns = {
+                    "criterion": name,
+                    "level": level,
+                    "method": method,
+                    "measure_a": names[metric_idx[a_idx]].tolist(),
+                    "measure_b": names[metric_idx[b_idx]].tolist(),
+                    "r_a": r[c, a_idx],
+                    "r_b": r[c, b_idx],
+                    "r_ab": RM[a_idx, b_idx],
+                    "n": n_level,
+                    "statistic": res.statistic[c, a_idx, b_idx],
+                    "pvalue": res.pvalue[c, a_idx, b_idx],
+                }
+                frame = pl.DataFrame(columns, schema=WILLIAMS_SCHEMA)
+                if correction is not None:
+                    adjusted = adjust_pvalues(res.pvalue[c, a_idx, b_idx], method=correction)
+                    frame = frame.with_columns(pvalue_adjusted=pl.Series(adjusted))
+                frames.append(frame)
+    if not frames:
+        return pl.DataFrame(schema=WILLIAMS_SCHEMA)
+    return pl.concat(frames)
+
+
+BOOTSTRAP_SCHEMA = {
+    "measure": pl.String,
+    "criterion": pl.String,
+    "f1": pl.Float64,
+    "resamples": pl.Int64,
+    "alpha": pl.Float64,
+    "seed": pl.Int64,
+}
+
+LABELS_SCHEMA = {
+    "measure": pl.String,
+    "kind": pl.String,
+    "system_1": pl.String,
+    "system_2": pl.String,
+    "wins_1": pl.Int64,
+    "wins_2": pl.Int64,
+    "label": pl.Int8,
+    "resamples": pl.Int64,
+    "alpha": pl.Float64,
+    "seed": pl.Int64,
+}
+
+
+def bootstrap_pairs(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    resamples: int = 1000,
+    alpha: float = 0.05,
+    seed: int = 0,
+    include_human: bool = False,
+    kinds: tuple[str, ...] = ("metric",),
+) -> pl.DataFrame:
+    """Pairwise system comparison by paired bootstrap: weighted F1 of metric vs criterion labels.
+
+    For every pair of systems (s1, s2) and every measure (criteria and metrics), ``resamples``
+    bootstrap resamples of the inputs label the pair 1 (s1 better in at least ``1 - alpha`` of
+    them), 2 (s2 better) or 0 (Koehn, 2004; see
+    :func:`hanna_stats.kernels.pairs.paired_bootstrap`). Each metric's labels are scored against
+    each criterion's labels with the support-weighted F1 (scikit-learn's
+    ``average="weighted"``), the paper's Fig. 7 / Fig. 26.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+        An open score store.
+    resamples : int
+        Number of bootstrap resamples B (the paper: 1000).
+    alpha : float
+        One minus the confidence required for a win (the paper: 0.05).
+    seed : int
+        Seed of ``numpy.random.default_rng``; the (B, G) resample indices are drawn once and
+        shared by every measure, so results depend only on the seed.
+    include_human : bool
+        Keep the human-written stories as a system (default False, as the paper).
+    kinds : tuple of str
+        Kinds of automatic measures to score (default the paper's metrics).
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per (metric, criterion) with columns ``measure, criterion, f1, resamples, alpha,
+        seed``; ``f1`` in [0, 1] (the paper prints percentages).
+    """
+    cube, result = _bootstrap(con, resamples, alpha, seed, include_human, kinds)
+    human = np.asarray(cube.kinds) == "human"
+    f1 = weighted_f1(result.labels[human], result.labels[~human])  # (criteria, metrics)
+    names = np.asarray(cube.measures, dtype=object)
+    criteria, metrics = names[human], names[~human]
+    return pl.DataFrame(
+        {
+            "measure": np.repeat(metrics, len(criteria)).tolist(),
+            "criterion": np.tile(criteria, len(metrics)).tolist(),
+            "f1": f1.T.ravel(),
+            "resamples": resamples,
+            "alpha": alpha,
+            "seed": seed,
+        },
+        schema=BOOTSTRAP_SCHEMA,
+    )
+
+
+def bootstrap_pair_labels(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    resamples: int = 1000,
+    alpha: float = 0.05,
+    seed: int = 0,
+    include_human: bool = False,
+    kinds: tuple[str, ...] = ("metric",),
+) -> pl.DataFrame:
+    """The per-pair labels behind :func:`bootstrap_pairs` (same arguments, same resamples).
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per (measure, system pair), criteria first, with columns ``measure, kind,
+        system_1, system_2, wins_1, wins_2, label, resamples, alpha, seed``: ``wins_1`` /
+        ``wins_2`` count the resamples where system 1 / 2 has the strictly greater mean;
+        ``label`` is 1, 2 or 0.
+    """
+    cube, result = _bootstrap(con, resamples, alpha, seed, include_human, kinds)
+    measures, pairs = result.labels.shape
+    systems = np.asarray(cube.systems, dtype=object)
+    return pl.DataFrame(
+        {
+            "measure": np.repeat(np.asarray(cube.measures, dtype=object), pairs).tolist(),
+            "kind": np.repeat(np.asarray(cube.kinds, dtype=object), pairs).tolist(),
+            "system_1": np.tile(systems[result.pairs[:, 0]], measures).tolist(),
+            "system_2": np.tile(systems[result.pairs[:, 1]], measures).tolist(),
+            "wins_1": result.wins[..., 0].ravel(),
+            "wins_2": result.wins[..., 1].ravel(),
+            "label": result.labels.ravel(),
+            "resamples": resamples,
+            "alpha": alpha,
+            "seed": seed,
+        },
+        schema=LABELS_SCHEMA,
+    )
+
+
+def _bootstrap(con, resamples, alpha, seed, include_human, kinds):
+    for name, value, low in (("resamples", resamples, 1), ("seed", seed, 0)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+            raise ValueError(f"{name} must be an integer >= {low}; got {value!r}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must lie in (0, 1); got {alpha!r}")
+    cube = _load(con, include_human, kinds)
+    inputs = cube.values.shape[1]
+    indices = np.random.default_rng(seed).integers(0, inputs, size=(resamples, inputs))
+    return cube, paired_bootstrap(cube.values, indices, alpha=alpha)
+
+
+def _load(con, include_human: bool, kinds: tuple[str, ...]) -> Cube:
+    if isinstance(kinds, str) or "human" in kinds or not kinds:
+        raise ValueError(f"kinds must be a non-empty tuple of non-human kinds; got {kinds!r}")
+    cube = load_cube(con, kinds=("human", *kinds), include_human=include_human)
+    if "human" not in cube.kinds:
+        raise ValueError("the store holds no human criteria")
+    return cube
+
+
+def _criterion_name(criterion: str, cube: Cube) -> str:
+    name = CRITERIA_ABBREVIATIONS.get(criterion, criterion)
+    criteria = [m for m, k in zip(cube.measures, cube.kinds, strict=True) if k == "human"]
+    if name not in criteria:
+        raise ValueError(
+            f"criterion must be one of {', '.join(criteria)} "
+            f"(or {', '.join(CRITERIA_ABBREVIATIONS)}); got {criterion!r}"
+        )
+    return name
+
+
+def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")

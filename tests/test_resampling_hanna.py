@@ -1,0 +1,59 @@
+"""The resampling analyses on the HANNA store: shapes, agreement with correlate, validation."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from hanna_stats.analyses.correlations import correlate
+from hanna_stats.analyses.resampling import correlation_ci, permutation_test
+from hanna_stats.store import build_hanna_store
+
+
+@pytest.fixture(scope="module")
+def con(hanna_dir):
+    return build_hanna_store(hanna_dir)
+
+
+def test_correlation_ci_on_hanna(con):
+    df = correlation_ci(con, resamples=200, method="pearson")
+    assert df.shape == (432, 13)
+    assert df.columns == [
+        "measure", "against", "level", "method", "resample", "statistic", "ci_low",
+        "ci_high", "confidence", "ci_method", "resamples", "n_valid", "seed",
+    ]  # fmt: skip
+    ref = correlate(con, level="story", method="pearson", kinds=("metric",))
+    joined = df.join(ref, on=["measure", "against"], suffix="_ref")
+    np.testing.assert_array_equal(joined["statistic"], joined["statistic_ref"])
+    assert (df["n_valid"] == 200).all()
+    assert (df["ci_low"] <= df["statistic"]).all() and (df["statistic"] <= df["ci_high"]).all()
+    again = correlation_ci(con, resamples=200, method="pearson")
+    assert df.equals(again)
+
+
+def test_correlation_ci_system_level_named_target(con):
+    df = correlation_ci(
+        con, level="system", resample="both", ci_method="bca", resamples=100, against="Empathy"
+    )
+    assert df.shape == (72, 13) and set(df["against"]) == {"Empathy"}
+    ok = df.filter(pl.col("ci_low").is_not_nan())
+    assert (ok["ci_low"] <= ok["ci_high"]).all()
+    with pytest.raises(ValueError, match="level"):
+        correlation_ci(con, level="global")
+    with pytest.raises(ValueError, match="against"):
+        correlation_ci(con, against="Nope")
+    with pytest.raises(ValueError, match="seed"):
+        correlation_ci(con, seed=1.5)
+
+
+def test_permutation_test_on_hanna(con):
+    df = permutation_test(con, criterion="Empathy", method="pearson", permutations=200)
+    assert df.shape == (72 * 71, 12)
+    row = df.filter((pl.col("measure_a") == "BERTScore F1") & (pl.col("measure_b") == "BLEU"))
+    # The conventions' Williams example: system-level Pearson |r| 0.8867 vs 0.7730.
+    assert abs(row["r_a"][0]) == pytest.approx(0.8867, abs=1e-4)
+    assert abs(row["r_b"][0]) == pytest.approx(0.7730, abs=1e-4)
+    assert 0 <= row["pvalue"][0] <= 1 and row["n_valid"][0] == 200
+    with pytest.raises(ValueError, match="criterion"):
+        permutation_test(con, criterion="Nope")
