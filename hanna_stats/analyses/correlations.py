@@ -25,6 +25,14 @@ import duckdb
 import numpy as np
 import polars as pl
 
+from hanna_stats.analyses._common import (
+    DEFAULT_KINDS,
+    KERNEL_LEVEL,
+    LEVELS,
+    METHODS,
+    check_choice,
+    check_kinds,
+)
 from hanna_stats.kernels import UndefinedCorrelationError, level_correlation
 from hanna_stats.store import Cube, load_cube
 
@@ -32,11 +40,7 @@ Level = Literal["story", "system", "global"]
 Method = Literal["pearson", "spearman", "kendall"]
 Against = Literal["criteria", "metrics", "inter-criteria", "all"]
 
-LEVELS: tuple[str, ...] = ("story", "system", "global")
-METHODS: tuple[str, ...] = ("pearson", "spearman", "kendall")
 AGAINST: tuple[str, ...] = ("criteria", "metrics", "inter-criteria", "all")
-_KERNEL_LEVEL = {"story": "item", "system": "system", "global": "global"}
-AUTOMATIC_KINDS: tuple[str, ...] = ("metric", "llm-judge")
 
 SCHEMA = {
     "measure": pl.String,
@@ -59,7 +63,7 @@ def correlate(
     variant: Literal["a", "b", "c"] = "b",
     nan_policy: Literal["omit", "propagate", "raise"] = "omit",
     include_human: bool = False,
-    kinds: tuple[str, ...] = AUTOMATIC_KINDS,
+    kinds: tuple[str, ...] = DEFAULT_KINDS,
 ) -> pl.DataFrame:
     """Correlate measures with human criteria or with each other, at one aggregation level.
 
@@ -85,8 +89,8 @@ def correlate(
     include_human : bool
         Keep the human-written stories as a system (default False, as the paper).
     kinds : tuple of str
-        Kinds of automatic measures included: ``"metric"`` and/or ``"llm-judge"`` (the paper's
-        tables use the 72 metrics only).
+        Kinds of automatic measures included: ``"metric"`` (default: the paper's 72 metrics)
+        and/or ``"llm-judge"``.
 
     Returns
     -------
@@ -106,8 +110,7 @@ def correlate(
     check_choice("method", method, METHODS)
     check_choice("against", against, AGAINST)
     check_choice("variant", variant, ("a", "b", "c"))
-    for kind in kinds:
-        check_choice("kinds", kind, AUTOMATIC_KINDS)
+    check_kinds(kinds)
     cube = load_cube(con, kinds=("human", *kinds), include_human=include_human)
     kinds = np.asarray(cube.kinds)
     human = kinds == "human"
@@ -143,7 +146,7 @@ def correlation_frame(
         res = level_correlation(
             a,
             None if same else cube.values[col_idx],
-            level=_KERNEL_LEVEL[level],
+            level=KERNEL_LEVEL[level],
             method=method,
             variant=variant,
             nan_policy=nan_policy,
@@ -170,9 +173,3 @@ def correlation_frame(
         },
         schema=SCHEMA,
     )
-
-
-def check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
-    """Raise ValueError naming ``name`` unless ``value`` is one of ``choices``."""
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")

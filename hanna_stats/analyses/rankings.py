@@ -13,13 +13,8 @@ import duckdb
 import numpy as np
 import polars as pl
 
-from hanna_stats.analyses.correlations import (
-    AUTOMATIC_KINDS,
-    METHODS,
-    check_choice,
-    correlate,
-    correlation_frame,
-)
+from hanna_stats.analyses._common import DEFAULT_KINDS, METHODS, check_choice, check_kinds
+from hanna_stats.analyses.correlations import correlate, correlation_frame
 from hanna_stats.kernels.ranking import TIE_RULES, borda_count
 from hanna_stats.store import load_cube
 
@@ -30,7 +25,7 @@ def borda(
     level: Literal["story", "system"] = "story",
     ties: Literal["average", "min", "max"] = "average",
     include_human: bool = False,
-    kinds: tuple[str, ...] = AUTOMATIC_KINDS,
+    kinds: tuple[str, ...] = DEFAULT_KINDS,
 ) -> pl.DataFrame:
     """Borda count of the metrics over the (criterion x coefficient) columns of one level (Tab. 6).
 
@@ -112,7 +107,7 @@ def topk(
     level: Literal["story", "system"] = "system",
     method: Literal["pearson", "spearman", "kendall"] = "pearson",
     include_human: bool = False,
-    kinds: tuple[str, ...] = AUTOMATIC_KINDS,
+    kinds: tuple[str, ...] = DEFAULT_KINDS,
 ) -> pl.DataFrame:
     """Correlations of every metric with each criterion on the k best systems by that criterion.
 
@@ -141,6 +136,7 @@ def topk(
         statistic, n_groups, n_skipped``).
     """
     check_choice("level", level, ("story", "system"))
+    check_kinds(kinds)
     cube = load_cube(con, kinds=("human", *kinds), include_human=include_human)
     human = np.array([k == "human" for k in cube.kinds])
     n_systems = len(cube.systems)

@@ -16,12 +16,16 @@ import duckdb
 import numpy as np
 import polars as pl
 
-from hanna_stats.analyses.correlations import check_choice
+from hanna_stats.analyses._common import (
+    DEFAULT_KINDS,
+    KERNEL_LEVEL,
+    METHODS,
+    check_choice,
+    check_kinds,
+    criterion_name,
+)
 from hanna_stats.kernels.resampling import bootstrap_ci, permutation_test_pairs
 from hanna_stats.store import load_cube
-
-_KERNEL_LEVEL = {"story": "item", "system": "system", "global": "global"}
-METHODS: tuple[str, ...] = ("pearson", "spearman", "kendall")
 
 
 def _check_seed(seed: int | None) -> None:
@@ -42,7 +46,7 @@ def correlation_ci(
     against: str | list[str] = "criteria",
     include_human: bool = False,
     variant: Literal["a", "b", "c"] = "b",
-    kinds: tuple[str, ...] = ("metric",),
+    kinds: tuple[str, ...] = DEFAULT_KINDS,
 ) -> pl.DataFrame:
     """Bootstrap confidence intervals of every measure's correlation with the criteria.
 
@@ -93,6 +97,7 @@ def correlation_ci(
     check_choice("resample", resample, ("inputs", "systems", "both"))
     check_choice("ci_method", ci_method, ("percentile", "bca"))
     _check_seed(seed)
+    check_kinds(kinds)
     targets = [against] if isinstance(against, str) and against != "criteria" else against
     if targets == "criteria":
         cube = load_cube(con, kinds=("human", *kinds), include_human=include_human)
@@ -116,7 +121,7 @@ def correlation_ci(
     res = bootstrap_ci(
         cube.values[rows],
         cube.values[cols],
-        level=_KERNEL_LEVEL[level],
+        level=KERNEL_LEVEL[level],
         method=method,
         variant=variant,
         resample=resample,
@@ -173,7 +178,7 @@ def permutation_test(
     alternative: Literal["two-sided", "greater", "less"] = "two-sided",
     include_human: bool = False,
     variant: Literal["a", "b", "c"] = "b",
-    kinds: tuple[str, ...] = ("metric",),
+    kinds: tuple[str, ...] = DEFAULT_KINDS,
 ) -> pl.DataFrame:
     """PERM-BOTH tests of the difference between two measures' correlations with a criterion.
 
@@ -188,7 +193,7 @@ def permutation_test(
     ----------
     con : duckdb.DuckDBPyConnection
     criterion : str
-        The human criterion (any measure name).
+        The human criterion, by name or abbreviation (``"Empathy"`` or ``"EM"``).
     level : {"story", "system", "global"}
         ``"system"`` is fast for all pairs; ``"story"`` recomputes every per-input correlation
         of both measures for every pair and permutation (minutes for all HANNA pairs).
@@ -212,19 +217,18 @@ def permutation_test(
     check_choice("method", method, METHODS)
     check_choice("alternative", alternative, ("two-sided", "greater", "less"))
     _check_seed(seed)
+    check_kinds(kinds)
+    criterion = criterion_name(con, criterion)
     names = [
         name
         for name, k in con.execute("SELECT name, kind FROM measures ORDER BY position").fetchall()
         if k in kinds and name != criterion
     ]
-    known = {r[0] for r in con.execute("SELECT name FROM measures").fetchall()}
-    if criterion not in known:
-        raise ValueError(f"criterion names an unknown measure: {criterion!r}")
     cube = load_cube(con, measures=[*names, criterion], include_human=include_human)
     res = permutation_test_pairs(
         cube.values[:-1],
         cube.values[-1],
-        level=_KERNEL_LEVEL[level],
+        level=KERNEL_LEVEL[level],
         method=method,
         variant=variant,
         permutations=permutations,

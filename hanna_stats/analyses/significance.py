@@ -34,6 +34,15 @@ import duckdb
 import numpy as np
 import polars as pl
 
+from hanna_stats.analyses._common import (
+    DEFAULT_KINDS,
+    KERNEL_LEVEL,
+    LEVELS,
+    METHODS,
+    check_choice,
+    check_kinds,
+    criterion_name,
+)
 from hanna_stats.kernels import level_correlation
 from hanna_stats.kernels.multitest import METHODS as CORRECTIONS
 from hanna_stats.kernels.multitest import adjust_pvalues
@@ -45,18 +54,6 @@ Level = Literal["story", "system", "global"]
 Method = Literal["pearson", "spearman", "kendall"]
 Correction = Literal["bh", "by", "holm", "bonferroni"]
 
-LEVELS: tuple[str, ...] = ("story", "system", "global")
-METHODS: tuple[str, ...] = ("pearson", "spearman", "kendall")
-_KERNEL_LEVEL = {"story": "item", "system": "system", "global": "global"}
-#: The paper's abbreviations of the six human criteria.
-CRITERIA_ABBREVIATIONS = {
-    "RE": "Relevance",
-    "CH": "Coherence",
-    "EM": "Empathy",
-    "SU": "Surprise",
-    "EG": "Engagement",
-    "CX": "Complexity",
-}
 
 WILLIAMS_SCHEMA = {
     "criterion": pl.String,
@@ -83,7 +80,7 @@ def williams(
     alternative: Literal["greater", "two-sided", "less"] = "greater",
     correction: Correction | None = None,
     include_human: bool = False,
-    kinds: tuple[str, ...] = ("metric",),
+    kinds: tuple[str, ...] = DEFAULT_KINDS,
 ) -> pl.DataFrame:
     """Williams tests between every ordered pair of metrics for one human criterion.
 
@@ -134,10 +131,10 @@ def williams(
     >>> williams(con, criterion="EM").filter(                          # doctest: +SKIP
     ...     (pl.col("measure_a") == "BERTScore F1") & (pl.col("measure_b") == "BLEU"))
     """
-    _check_choice("level", level, LEVELS)
-    _check_choice("method", method, METHODS)
+    check_choice("level", level, LEVELS)
+    check_choice("method", method, METHODS)
     cube = _load(con, include_human, kinds)
-    name = _criterion_name(criterion, cube)
+    name = criterion_name(con, criterion)
     return williams_frame(
         cube,
         criteria=[name],
@@ -157,7 +154,7 @@ def williams_all(
     alternative: Literal["greater", "two-sided", "less"] = "greater",
     correction: Correction | None = None,
     include_human: bool = False,
-    kinds: tuple[str, ...] = ("metric",),
+    kinds: tuple[str, ...] = DEFAULT_KINDS,
 ) -> pl.DataFrame:
     """Williams tests for every criterion, level and method at once (6 x 2 x 3 by default).
 
@@ -193,12 +190,12 @@ def williams_frame(
     cube.
     """
     for level in levels:
-        _check_choice("level", level, LEVELS)
+        check_choice("level", level, LEVELS)
     for method in methods:
-        _check_choice("method", method, METHODS)
-    _check_choice("alternative", alternative, ALTERNATIVES)
+        check_choice("method", method, METHODS)
+    check_choice("alternative", alternative, ALTERNATIVES)
     if correction is not None:
-        _check_choice("correction", correction, CORRECTIONS)
+        check_choice("correction", correction, CORRECTIONS)
     if n is not None:
         try:
             n = operator.index(n)
@@ -218,7 +215,7 @@ def williams_frame(
         n_level = n or {"story": inputs, "system": systems, "global": inputs * systems}[level]
         for method in methods:
             R = level_correlation(
-                cube.values, level=_KERNEL_LEVEL[level], method=method, nan_policy="omit"
+                cube.values, level=KERNEL_LEVEL[level], method=method, nan_policy="omit"
             ).statistic
             r = R[np.ix_(criterion_idx, metric_idx)]
             RM = R[np.ix_(metric_idx, metric_idx)]
@@ -277,7 +274,7 @@ def bootstrap_pairs(
     alpha: float = 0.05,
     seed: int = 0,
     include_human: bool = False,
-    kinds: tuple[str, ...] = ("metric",),
+    kinds: tuple[str, ...] = DEFAULT_KINDS,
 ) -> pl.DataFrame:
     """Pairwise system comparison by paired bootstrap: weighted F1 of metric vs criterion labels.
 
@@ -335,7 +332,7 @@ def bootstrap_pair_labels(
     alpha: float = 0.05,
     seed: int = 0,
     include_human: bool = False,
-    kinds: tuple[str, ...] = ("metric",),
+    kinds: tuple[str, ...] = DEFAULT_KINDS,
 ) -> pl.DataFrame:
     """The per-pair labels behind :func:`bootstrap_pairs` (same arguments, same resamples).
 
@@ -380,25 +377,8 @@ def _bootstrap(con, resamples, alpha, seed, include_human, kinds):
 
 
 def _load(con, include_human: bool, kinds: tuple[str, ...]) -> Cube:
-    if isinstance(kinds, str) or "human" in kinds or not kinds:
-        raise ValueError(f"kinds must be a non-empty tuple of non-human kinds; got {kinds!r}")
+    check_kinds(kinds)
     cube = load_cube(con, kinds=("human", *kinds), include_human=include_human)
     if "human" not in cube.kinds:
         raise ValueError("the store holds no human criteria")
     return cube
-
-
-def _criterion_name(criterion: str, cube: Cube) -> str:
-    name = CRITERIA_ABBREVIATIONS.get(criterion, criterion)
-    criteria = [m for m, k in zip(cube.measures, cube.kinds, strict=True) if k == "human"]
-    if name not in criteria:
-        raise ValueError(
-            f"criterion must be one of {', '.join(criteria)} "
-            f"(or {', '.join(CRITERIA_ABBREVIATIONS)}); got {criterion!r}"
-        )
-    return name
-
-
-def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
