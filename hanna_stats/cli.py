@@ -145,6 +145,94 @@ def _parser() -> argparse.ArgumentParser:
     _add_source(p)
     _add_format(p)
     p.set_defaults(run=_cmd_topk)
+
+    p = sub.add_parser(
+        "williams",
+        help="Williams tests between metrics' correlations with a criterion (Figs. 27-38)",
+        description="Williams (1959) test of H1 |r_a| > |r_b| for every ordered pair of metrics, "
+        "the two correlations sharing the criterion. n defaults to the number of systems at "
+        "system level and, by the paper's convention, to the number of inputs at story level.",
+    )
+    p.add_argument("--criterion", required=True, help="name or abbreviation (e.g. EM)")
+    p.add_argument("--level", choices=["story", "system", "global"], default="system")
+    p.add_argument("--method", choices=["pearson", "spearman", "kendall"], default="pearson")
+    p.add_argument("--n", type=int, help="sample size used by the test (see above)")
+    p.add_argument("--alternative", choices=["greater", "two-sided", "less"], default="greater")
+    p.add_argument("--correction", choices=["bh", "by", "holm", "bonferroni"])
+    _add_common(p)
+    p.set_defaults(run=_cmd_williams)
+
+    p = sub.add_parser(
+        "bootstrap-pairs",
+        help="paired bootstrap comparison of systems; weighted F1 per metric (Fig. 7)",
+        description="For every pair of systems, resample the inputs (indices drawn once from "
+        "--seed and shared by every measure), label the pair by which system wins at "
+        "confidence 1 - alpha, and score each metric's labels against each criterion's by "
+        "weighted F1.",
+    )
+    p.add_argument("--resamples", type=int, default=1000)
+    p.add_argument("--alpha", type=float, default=0.05)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--labels", action="store_true", help="print the per-pair labels instead")
+    _add_common(p)
+    p.set_defaults(run=_cmd_bootstrap_pairs)
+
+    p = sub.add_parser(
+        "ci",
+        help="bootstrap confidence intervals of metric-criterion correlations",
+        description="Bootstrap CIs (Deutsch et al. 2021) resampling inputs, systems or both; "
+        "percentile or BCa.",
+    )
+    p.add_argument("--level", choices=["story", "system"], default="story")
+    p.add_argument("--method", choices=["pearson", "spearman", "kendall"], default="kendall")
+    p.add_argument("--resample", choices=["inputs", "systems", "both"], default="inputs")
+    p.add_argument("--resamples", type=int, default=1000)
+    p.add_argument("--confidence", type=float, default=0.95)
+    p.add_argument("--ci-method", choices=["percentile", "bca"], default="percentile")
+    p.add_argument("--seed", type=int, default=0)
+    _add_common(p)
+    p.set_defaults(run=_cmd_ci)
+
+    p = sub.add_parser(
+        "permutation",
+        help="permutation tests (PERM-BOTH) between metrics' correlations with a criterion",
+        description="For every ordered pair of metrics, test the difference of their "
+        "correlations with the criterion by swapping their standardised scores per item "
+        "(PERM-BOTH, Deutsch et al. 2021).",
+    )
+    p.add_argument("--criterion", required=True, help="name or abbreviation (e.g. EM)")
+    p.add_argument("--level", choices=["story", "system", "global"], default="system")
+    p.add_argument("--method", choices=["pearson", "spearman", "kendall"], default="kendall")
+    p.add_argument("--permutations", type=int, default=1000)
+    p.add_argument("--alternative", choices=["two-sided", "greater", "less"], default="two-sided")
+    p.add_argument("--seed", type=int, default=0)
+    _add_common(p)
+    p.set_defaults(run=_cmd_permutation)
+
+    p = sub.add_parser(
+        "agreement",
+        help="inter-annotator agreement: six ICC forms and Krippendorff's alpha (Tab. 3)",
+        description="ICC1, ICC2, ICC3 and their k-rater forms with F-based intervals, and "
+        "Krippendorff's alpha (interval, ordinal), per criterion, from rater-level ratings.",
+    )
+    p.add_argument("--criteria", nargs="+", metavar="C", help="names or abbreviations")
+    p.add_argument("--confidence", type=float, default=0.95)
+    p.add_argument("--no-human", action="store_true", help="leave out the human-written stories")
+    _add_source(p)
+    _add_format(p)
+    p.set_defaults(run=_cmd_agreement)
+
+    p = sub.add_parser(
+        "system-means",
+        help="mean rating of each system per criterion with t-intervals (Tab. 4)",
+        description="Means and Student-t intervals over individual ratings when the store "
+        "holds them (unit 'rating'), else over story averages (unit 'story').",
+    )
+    p.add_argument("--confidence", type=float, default=0.95)
+    p.add_argument("--no-human", action="store_true", help="leave out the human-written stories")
+    _add_source(p)
+    _add_format(p)
+    p.set_defaults(run=_cmd_system_means)
     return parser
 
 
@@ -161,9 +249,16 @@ def _add_source(p: argparse.ArgumentParser) -> None:
 def _add_kinds(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--kinds",
-        default="metric,llm-judge",
-        help="automatic measure kinds: metric, llm-judge or both (default); the paper: metric",
+        default="metric",
+        help="automatic measure kinds, comma-separated: metric (default, the paper), llm-judge",
     )
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--include-human", action="store_true")
+    _add_kinds(p)
+    _add_source(p)
+    _add_format(p)
 
 
 def _kinds(args: argparse.Namespace) -> tuple[str, ...]:
@@ -270,5 +365,103 @@ def _cmd_topk(args: argparse.Namespace) -> int:
         include_human=args.include_human,
         kinds=_kinds(args),
     )
+    _emit(df, args.format)
+    return 0
+
+
+def _cmd_williams(args: argparse.Namespace) -> int:
+    from hanna_stats.analyses.significance import williams
+
+    df = williams(
+        _open(args),
+        criterion=args.criterion,
+        level=args.level,
+        method=args.method,
+        n=args.n,
+        alternative=args.alternative,
+        correction=args.correction,
+        include_human=args.include_human,
+        kinds=_kinds(args),
+    )
+    _emit(df, args.format)
+    return 0
+
+
+def _cmd_bootstrap_pairs(args: argparse.Namespace) -> int:
+    from hanna_stats.analyses.significance import bootstrap_pair_labels, bootstrap_pairs
+
+    run = bootstrap_pair_labels if args.labels else bootstrap_pairs
+    df = run(
+        _open(args),
+        resamples=args.resamples,
+        alpha=args.alpha,
+        seed=args.seed,
+        include_human=args.include_human,
+        kinds=_kinds(args),
+    )
+    _emit(df, args.format)
+    return 0
+
+
+def _cmd_ci(args: argparse.Namespace) -> int:
+    from hanna_stats.analyses.resampling import correlation_ci
+
+    df = correlation_ci(
+        _open(args),
+        level=args.level,
+        method=args.method,
+        resample=args.resample,
+        resamples=args.resamples,
+        confidence=args.confidence,
+        ci_method=args.ci_method,
+        seed=args.seed,
+        include_human=args.include_human,
+        kinds=_kinds(args),
+    )
+    _emit(df, args.format)
+    return 0
+
+
+def _cmd_permutation(args: argparse.Namespace) -> int:
+    from hanna_stats.analyses.resampling import permutation_test
+
+    df = permutation_test(
+        _open(args),
+        criterion=args.criterion,
+        level=args.level,
+        method=args.method,
+        permutations=args.permutations,
+        alternative=args.alternative,
+        seed=args.seed,
+        include_human=args.include_human,
+        kinds=_kinds(args),
+    )
+    _emit(df, args.format)
+    return 0
+
+
+def _cmd_agreement(args: argparse.Namespace) -> int:
+    from hanna_stats.analyses.agreement import agreement
+
+    df = agreement(
+        _open(args),
+        criteria=args.criteria,
+        confidence=args.confidence,
+        include_human=not args.no_human,
+    )
+    if df.is_empty():
+        print(
+            "note: the store holds no rater-level ratings; ingest hanna_metric_scores_llm.csv "
+            "(judge slots) or the raw annotations file to compute agreement",
+            file=sys.stderr,
+        )
+    _emit(df, args.format)
+    return 0
+
+
+def _cmd_system_means(args: argparse.Namespace) -> int:
+    from hanna_stats.analyses.agreement import system_means
+
+    df = system_means(_open(args), confidence=args.confidence, include_human=not args.no_human)
     _emit(df, args.format)
     return 0
