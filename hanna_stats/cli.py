@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -35,6 +36,14 @@ _HANNA_FILE_FORMATS = {
     "hanna_metric_scores_llm.csv": "hanna-llm",
     "hanna_stories_annotations.csv": "hanna-annotations",
 }
+
+
+#: Arguments that choose the data and the output rather than the analysis.
+_NOT_ANALYSIS_ARGS = {"run", "data", "db", "format"}
+NO_RATINGS = (
+    "note: the store holds no rater-level ratings; ingest hanna_metric_scores_llm.csv "
+    "(judge slots) or the raw annotations file to compute agreement"
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -110,11 +119,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--variant", choices=["a", "b", "c"], default="b", help="Kendall variant")
     p.add_argument("--nan-policy", choices=["omit", "propagate", "raise"], default="omit")
-    p.add_argument("--include-human", action="store_true")
-    _add_kinds(p)
-    _add_source(p)
-    _add_format(p)
-    p.set_defaults(run=_cmd_correlate)
+    _add_common(p)
+    p.set_defaults(run=_analysis("correlations:correlate"))
 
     p = sub.add_parser(
         "borda",
@@ -125,11 +131,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--level", choices=["story", "system"], default="story")
     p.add_argument("--ties", choices=["average", "min", "max"], default="average")
-    p.add_argument("--include-human", action="store_true")
-    _add_kinds(p)
-    _add_source(p)
-    _add_format(p)
-    p.set_defaults(run=_cmd_borda)
+    _add_common(p)
+    p.set_defaults(run=_analysis("rankings:borda"))
 
     p = sub.add_parser(
         "topk",
@@ -137,14 +140,13 @@ def _parser() -> argparse.ArgumentParser:
         description="For each criterion keep the k systems with the best mean rating and "
         "recompute each metric's correlation with it, for k in --ks.",
     )
-    p.add_argument("--ks", default="4-10", help="k values: '4-10' or '4,6,8' (default 4-10)")
+    p.add_argument(
+        "--ks", type=_ks, default="4-10", help="k values: '4-10' or '4,6,8' (default 4-10)"
+    )
     p.add_argument("--level", choices=["story", "system"], default="system")
     p.add_argument("--method", choices=["pearson", "spearman", "kendall"], default="pearson")
-    p.add_argument("--include-human", action="store_true")
-    _add_kinds(p)
-    _add_source(p)
-    _add_format(p)
-    p.set_defaults(run=_cmd_topk)
+    _add_common(p)
+    p.set_defaults(run=_analysis("rankings:topk"))
 
     p = sub.add_parser(
         "williams",
@@ -160,7 +162,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--alternative", choices=["greater", "two-sided", "less"], default="greater")
     p.add_argument("--correction", choices=["bh", "by", "holm", "bonferroni"])
     _add_common(p)
-    p.set_defaults(run=_cmd_williams)
+    p.set_defaults(run=_analysis("significance:williams"))
 
     p = sub.add_parser(
         "bootstrap-pairs",
@@ -173,9 +175,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--resamples", type=int, default=1000)
     p.add_argument("--alpha", type=float, default=0.05)
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--labels", action="store_true", help="print the per-pair labels instead")
+    p.add_argument(
+        "--labels",
+        dest="run",
+        action="store_const",
+        const=_analysis("significance:bootstrap_pair_labels"),
+        help="print the per-pair labels instead of the F1 table",
+    )
     _add_common(p)
-    p.set_defaults(run=_cmd_bootstrap_pairs)
+    p.set_defaults(run=_analysis("significance:bootstrap_pairs"))
 
     p = sub.add_parser(
         "ci",
@@ -191,7 +199,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--ci-method", choices=["percentile", "bca"], default="percentile")
     p.add_argument("--seed", type=int, default=0)
     _add_common(p)
-    p.set_defaults(run=_cmd_ci)
+    p.set_defaults(run=_analysis("resampling:correlation_ci"))
 
     p = sub.add_parser(
         "permutation",
@@ -207,7 +215,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--alternative", choices=["two-sided", "greater", "less"], default="two-sided")
     p.add_argument("--seed", type=int, default=0)
     _add_common(p)
-    p.set_defaults(run=_cmd_permutation)
+    p.set_defaults(run=_analysis("resampling:permutation_test"))
 
     p = sub.add_parser(
         "agreement",
@@ -217,10 +225,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--criteria", nargs="+", metavar="C", help="names or abbreviations")
     p.add_argument("--confidence", type=float, default=0.95)
-    p.add_argument("--no-human", action="store_true", help="leave out the human-written stories")
-    _add_source(p)
-    _add_format(p)
-    p.set_defaults(run=_cmd_agreement)
+    _add_no_human(p)
+    p.set_defaults(run=_analysis("agreement:agreement", empty_note=NO_RATINGS))
 
     p = sub.add_parser(
         "system-means",
@@ -229,10 +235,8 @@ def _parser() -> argparse.ArgumentParser:
         "holds them (unit 'rating'), else over story averages (unit 'story').",
     )
     p.add_argument("--confidence", type=float, default=0.95)
-    p.add_argument("--no-human", action="store_true", help="leave out the human-written stories")
-    _add_source(p)
-    _add_format(p)
-    p.set_defaults(run=_cmd_system_means)
+    _add_no_human(p)
+    p.set_defaults(run=_analysis("agreement:system_means"))
     return parser
 
 
@@ -246,23 +250,42 @@ def _add_source(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", type=Path, metavar="FILE", help="a store file (see `ingest`)")
 
 
-def _add_kinds(p: argparse.ArgumentParser) -> None:
+def _add_common(p: argparse.ArgumentParser) -> None:
+    """Options of every analysis: human stories, measure kinds, data source, output format."""
+    p.add_argument(
+        "--include-human", action="store_true", help="keep the human-written stories as a system"
+    )
     p.add_argument(
         "--kinds",
-        default="metric",
+        type=_comma_list,
+        default=("metric",),
         help="automatic measure kinds, comma-separated: metric (default, the paper), llm-judge",
     )
-
-
-def _add_common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--include-human", action="store_true")
-    _add_kinds(p)
     _add_source(p)
     _add_format(p)
 
 
-def _kinds(args: argparse.Namespace) -> tuple[str, ...]:
-    return tuple(k.strip() for k in args.kinds.split(",") if k.strip())
+def _add_no_human(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-human",
+        dest="include_human",
+        action="store_false",
+        help="leave out the human-written stories",
+    )
+    _add_source(p)
+    _add_format(p)
+
+
+def _comma_list(text: str) -> tuple[str, ...]:
+    return tuple(k.strip() for k in text.split(",") if k.strip())
+
+
+def _ks(text: str) -> list[int]:
+    """'4-10' -> [4, ..., 10]; '4,6,8' -> [4, 6, 8]."""
+    if "-" in text:
+        lo, hi = text.split("-", 1)
+        return list(range(int(lo), int(hi) + 1))
+    return [int(k) for k in text.split(",")]
 
 
 def _add_format(p: argparse.ArgumentParser) -> None:
@@ -316,152 +339,21 @@ def _cmd_sql(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_correlate(args: argparse.Namespace) -> int:
-    from hanna_stats.analyses.correlations import correlate
+def _analysis(target: str, *, empty_note: str | None = None) -> Callable[..., int]:
+    """A subcommand running ``hanna_stats.analyses.<module>:<function>`` on the store.
 
-    df = correlate(
-        _open(args),
-        level=args.level,
-        method=args.method,
-        against=args.against,
-        variant=args.variant,
-        nan_policy=args.nan_policy,
-        include_human=args.include_human,
-        kinds=_kinds(args),
-    )
-    _emit(df, args.format)
-    return 0
+    The subcommand's own options map one to one onto the function's keyword arguments (their
+    ``dest`` is the keyword); the analysis module is imported only when the command runs.
+    """
 
+    def run(args: argparse.Namespace) -> int:
+        module, function = target.split(":")
+        analysis = getattr(importlib.import_module(f"hanna_stats.analyses.{module}"), function)
+        kwargs = {k: v for k, v in vars(args).items() if k not in _NOT_ANALYSIS_ARGS}
+        df = analysis(_open(args), **kwargs)
+        if df.is_empty() and empty_note:
+            print(empty_note, file=sys.stderr)
+        _emit(df, args.format)
+        return 0
 
-def _cmd_borda(args: argparse.Namespace) -> int:
-    from hanna_stats.analyses.rankings import borda
-
-    df = borda(
-        _open(args),
-        level=args.level,
-        ties=args.ties,
-        include_human=args.include_human,
-        kinds=_kinds(args),
-    )
-    _emit(df, args.format)
-    return 0
-
-
-def _parse_ks(text: str) -> list[int]:
-    if "-" in text:
-        lo, hi = text.split("-", 1)
-        return list(range(int(lo), int(hi) + 1))
-    return [int(k) for k in text.split(",")]
-
-
-def _cmd_topk(args: argparse.Namespace) -> int:
-    from hanna_stats.analyses.rankings import topk
-
-    df = topk(
-        _open(args),
-        ks=_parse_ks(args.ks),
-        level=args.level,
-        method=args.method,
-        include_human=args.include_human,
-        kinds=_kinds(args),
-    )
-    _emit(df, args.format)
-    return 0
-
-
-def _cmd_williams(args: argparse.Namespace) -> int:
-    from hanna_stats.analyses.significance import williams
-
-    df = williams(
-        _open(args),
-        criterion=args.criterion,
-        level=args.level,
-        method=args.method,
-        n=args.n,
-        alternative=args.alternative,
-        correction=args.correction,
-        include_human=args.include_human,
-        kinds=_kinds(args),
-    )
-    _emit(df, args.format)
-    return 0
-
-
-def _cmd_bootstrap_pairs(args: argparse.Namespace) -> int:
-    from hanna_stats.analyses.significance import bootstrap_pair_labels, bootstrap_pairs
-
-    run = bootstrap_pair_labels if args.labels else bootstrap_pairs
-    df = run(
-        _open(args),
-        resamples=args.resamples,
-        alpha=args.alpha,
-        seed=args.seed,
-        include_human=args.include_human,
-        kinds=_kinds(args),
-    )
-    _emit(df, args.format)
-    return 0
-
-
-def _cmd_ci(args: argparse.Namespace) -> int:
-    from hanna_stats.analyses.resampling import correlation_ci
-
-    df = correlation_ci(
-        _open(args),
-        level=args.level,
-        method=args.method,
-        resample=args.resample,
-        resamples=args.resamples,
-        confidence=args.confidence,
-        ci_method=args.ci_method,
-        seed=args.seed,
-        include_human=args.include_human,
-        kinds=_kinds(args),
-    )
-    _emit(df, args.format)
-    return 0
-
-
-def _cmd_permutation(args: argparse.Namespace) -> int:
-    from hanna_stats.analyses.resampling import permutation_test
-
-    df = permutation_test(
-        _open(args),
-        criterion=args.criterion,
-        level=args.level,
-        method=args.method,
-        permutations=args.permutations,
-        alternative=args.alternative,
-        seed=args.seed,
-        include_human=args.include_human,
-        kinds=_kinds(args),
-    )
-    _emit(df, args.format)
-    return 0
-
-
-def _cmd_agreement(args: argparse.Namespace) -> int:
-    from hanna_stats.analyses.agreement import agreement
-
-    df = agreement(
-        _open(args),
-        criteria=args.criteria,
-        confidence=args.confidence,
-        include_human=not args.no_human,
-    )
-    if df.is_empty():
-        print(
-            "note: the store holds no rater-level ratings; ingest hanna_metric_scores_llm.csv "
-            "(judge slots) or the raw annotations file to compute agreement",
-            file=sys.stderr,
-        )
-    _emit(df, args.format)
-    return 0
-
-
-def _cmd_system_means(args: argparse.Namespace) -> int:
-    from hanna_stats.analyses.agreement import system_means
-
-    df = system_means(_open(args), confidence=args.confidence, include_human=not args.no_human)
-    _emit(df, args.format)
-    return 0
+    return run
