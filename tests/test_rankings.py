@@ -77,7 +77,9 @@ def test_tab6_system_level_order_but_not_counts(store):
     assert top["measure"].to_list() == [m for m, _ in TAB6_SYSTEM]
     assert top["borda"].to_list() != [float(b) for _, b in TAB6_SYSTEM]
     # Exact ties exist at system level, so the rules differ, and min <= average <= max.
-    lo, mid, hi = (by_rule[t].sort("measure")["borda"].to_numpy() for t in ("min", "average", "max"))
+    lo, mid, hi = (
+        by_rule[t].sort("measure")["borda"].to_numpy() for t in ("min", "average", "max")
+    )
     assert np.all(lo <= mid) and np.all(mid <= hi) and np.any(lo < hi)
     assert np.all(hi <= 18 * 71)
 
@@ -95,7 +97,9 @@ def test_topk_matches_scipy_on_selected_systems(store):
     assert row["statistic"].item() == pytest.approx(expected, abs=1e-12)
     assert row["systems"].item().split("; ") == [cube.systems[s] for s in best4]
     # k = 10 keeps every system: the plain system-level correlation.
-    full = df.filter((df["k"] == 10) & (df["criterion"] == "Complexity") & (df["measure"] == "BLEU"))
+    full = df.filter(
+        (df["k"] == 10) & (df["criterion"] == "Complexity") & (df["measure"] == "BLEU")
+    )
     expected10 = ss.pearsonr(means[bleu], means[complexity]).statistic
     assert full["statistic"].item() == pytest.approx(expected10, abs=1e-12)
 

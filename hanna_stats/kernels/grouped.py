@@ -17,7 +17,7 @@ from numba import njit, prange
 from ._options import KENDALL, METHODS, SPEARMAN, VARIANTS, code, validated
 from .correlation import statistic, statistic_omit, unit_vector
 from .kendall import counts_from_sign_sums, tau, tie_stats
-from .ranks import rankdata, sort_order
+from .ranks import rankdata
 
 #: Kendall uses per-vector pair signs (one byte per pair of systems) on groups of up to
 #: SIGN_VECTOR_MAX_N systems when they take at most SIGN_VECTOR_MAX_BYTES; otherwise it counts
@@ -56,7 +56,7 @@ class UndefinedCorrelationError(ValueError):
         return type(self), (str(self), self.i, self.j, self.group)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def _prepare(X, method_code, signs):
     """Per (group, measure) vectors shared by all pairs; see :func:`group_correlations`.
 
@@ -72,7 +72,7 @@ def _prepare(X, method_code, signs):
     sign_vectors = np.zeros((groups, measures, pairs), dtype=np.int8)
     ties = np.zeros((groups, measures, 4 if pairs else 0))
     state = np.full((groups, measures), _OK, dtype=np.int8)
-    for m in prange(measures):
+    for m in range(measures):
         for g in range(groups):
             x = X[m, g]
             if np.isnan(x.sum()) and np.isnan(x).any():  # the sum screens without allocating
@@ -88,7 +88,7 @@ def _prepare(X, method_code, signs):
                     for j in range(i + 1, n):
                         sign_vectors[g, m, p] = np.int8(x[j] > x[i]) - np.int8(x[j] < x[i])
                         p += 1
-                distinct, tied_pairs, v1, v2 = tie_stats(sort_order(x)[0])
+                distinct, tied_pairs, v1, v2 = tie_stats(x, False)
                 ties[g, m, 0] = distinct
                 ties[g, m, 1] = tied_pairs
                 ties[g, m, 2] = v1
@@ -229,12 +229,19 @@ def aggregate_groups(R, omit):
     return mean, n_groups, n_skipped
 
 
-def _at_level(X, level, omit):
+def at_level(X, level, omit):
+    """The cube a level correlates: ``item`` as is, ``system`` the per-system means over the
+    groups (shape (M, 1, S); missing items skipped when ``omit``), ``global`` all items pooled
+    (shape (M, 1, G * S))."""
     measures, groups, systems = X.shape
     if level == "system":
+        # Each system's scores contiguous, so that numpy sums them pairwise exactly as np.mean
+        # of that system's list: summation order decides exact ties between system means (two
+        # in HANNA's Complexity, which tau-b counts).
+        by_system = np.ascontiguousarray(X.transpose(0, 2, 1))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # systems with no value at all
-            means = np.nanmean(X, axis=1) if omit else X.mean(axis=1)
+            means = np.nanmean(by_system, axis=2) if omit else by_system.mean(axis=2)
         return np.ascontiguousarray(means[:, None, :])
     if level == "global":
         return X.reshape(measures, 1, groups * systems)
@@ -269,8 +276,10 @@ def level_correlation(A, B=None, *, level="item", method="kendall", variant="b",
 
     - ``"item"`` (HANNA's story level): correlate within each group across the S systems, then
       average the per-group correlations over the groups.
-    - ``"system"``: correlate the S per-system means over the groups (``np.nanmean``: missing
-      items are ignored in a mean under ``nan_policy="omit"``; a single group).
+    - ``"system"``: correlate the S per-system means over the groups (a single group). Each mean
+      is ``np.nanmean`` of the system's scores (missing items ignored) under
+      ``nan_policy="omit"``, ``np.mean`` (NaN propagates) otherwise, summed in the same order
+      as ``np.mean`` of the system's list of scores, so exact ties between means are kept.
     - ``"global"``: pool all G x S items into one group (reshape to (measures, 1, G S)).
 
     Per group the coefficient is as in :func:`correlation` (Pearson; Spearman; Kendall tau-a/b/c),
@@ -324,7 +333,7 @@ def level_correlation(A, B=None, *, level="item", method="kendall", variant="b",
     arrays = {"A": A} if B is None else {"A": A, "B": B}
     options = {"level": level, "method": method, "variant": variant, "nan_policy": nan_policy}
     omit = nan_policy == "omit"
-    cubes = [_at_level(X, level, omit) for X in validated(arrays, 3, 2, **options)]
+    cubes = [at_level(X, level, omit) for X in validated(arrays, 3, 2, **options)]
     R = group_correlations(cubes[0], cubes[-1], method, variant, omit)
     if nan_policy == "raise" and np.isnan(R).any():
         raise _undefined_error(R, cubes, level)

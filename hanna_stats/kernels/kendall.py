@@ -9,11 +9,11 @@ import numpy as np
 from numba import njit
 
 from ._options import TAU_A, TAU_B, TAU_C, VARIANTS, code
-from .ranks import merge_sort, sort_order
+from .ranks import merge_sort
 
 #: Vectors up to this length are counted by the direct O(n^2) loop over pairs, longer ones by
-#: Knight's O(n log n) merge sort (measured crossover: between 64 and 96 values).
-QUADRATIC_MAX_N = 64
+#: Knight's O(n log n) merge sort (measured crossover: 16 values without ties, 40 with many).
+QUADRATIC_MAX_N = 24
 
 
 class KendallCounts(NamedTuple):
@@ -41,29 +41,40 @@ class KendallCounts(NamedTuple):
 
 
 @njit(cache=True)
-def tie_stats(sorted_values):
-    """Tie structure of a sorted 1-D array.
+def tie_stats(x, is_sorted=True):
+    """Tie structure of a 1-D array.
 
     Returns ``(distinct, tied_pairs, v1, v2)``: the number of distinct values, the number of
     tied pairs ``sum t (t - 1) / 2``, ``v1 = sum t (t - 1) (2 t + 5)`` and
-    ``v2 = sum t (t - 1) (t - 2)``, the sums running over the groups of ``t`` equal values.
+    ``v2 = sum t (t - 1) (t - 2)``, the sums running over the groups of ``t`` equal values. A
+    group's size is the length of its run when ``x`` is sorted (O(n)); otherwise it is counted
+    from the group's first member by comparing values (O(n^2), for short vectors: no allocation).
     """
-    n = sorted_values.size
+    n = x.size
     distinct = 0
     pairs = 0
     v1 = 0.0
     v2 = 0.0
-    start = 0
-    while start < n:
-        stop = start + 1
-        while stop < n and sorted_values[stop] == sorted_values[start]:
-            stop += 1
-        t = stop - start
+    for i in range(n):
+        if is_sorted:
+            if i > 0 and x[i - 1] == x[i]:
+                continue
+            t = 1
+            while i + t < n and x[i + t] == x[i]:
+                t += 1
+        else:
+            first = True
+            for j in range(i):
+                first = first and x[j] != x[i]
+            if not first:
+                continue
+            t = 1
+            for j in range(i + 1, n):
+                t += x[j] == x[i]
         distinct += 1
         pairs += t * (t - 1) // 2
         v1 += t * (t - 1.0) * (2 * t + 5)
         v2 += t * (t - 1.0) * (t - 2)
-        start = stop
     return distinct, pairs, v1, v2
 
 
@@ -105,7 +116,7 @@ def _counts_quadratic(x, y):
             )
             s += p
             q += p * p
-    return counts_from_sign_sums(n, s, q, tie_stats(sort_order(x)[0]), tie_stats(sort_order(y)[0]))
+    return counts_from_sign_sums(n, s, q, tie_stats(x, False), tie_stats(y, False))
 
 
 @njit(cache=True)
@@ -117,7 +128,7 @@ def _counts_mergesort(x, y):
     xs = x.copy()
     ys = y.copy()
     merge_sort(xs, ys)
-    x_ties = tie_stats(xs)
+    x_ties = tie_stats(xs, True)
     # Within each run of equal x, order y ascending and count the pairs tied in both.
     xy_pairs = 0
     start = 0
@@ -127,10 +138,10 @@ def _counts_mergesort(x, y):
             stop += 1
         if stop - start > 1:
             merge_sort(ys[start:stop], xs[start:stop])  # xs is constant there
-            xy_pairs += tie_stats(ys[start:stop])[1]
+            xy_pairs += tie_stats(ys[start:stop], True)[1]
         start = stop
     discordant = merge_sort(ys, xs)
-    y_ties = tie_stats(ys)
+    y_ties = tie_stats(ys, True)
     untied = n * (n - 1) // 2 - x_ties[1] - y_ties[1] + xy_pairs  # C + D
     return counts_from_sign_sums(n, untied - 2 * discordant, untied, x_ties, y_ties)
 

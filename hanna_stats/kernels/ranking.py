@@ -12,46 +12,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .ranks import sort_order
+from .ranks import TIE_RULES, tie_ranks
 
-#: Tie rules: a run of equal values occupying 0-based sorted positions ``k .. k + t - 1`` gets
-#: their mean (``average``), ``k`` (``min``) or ``k + t - 1`` (``max``) for every member.
-TIE_RULES = ("average", "min", "max")
-
-
-@njit(cache=True)
-def tie_ranks(x, rule):
-    """0-based ascending ranks of a 1-D float64 array with tie rule ``TIE_RULES[rule]``.
-
-    Parameters
-    ----------
-    x : ndarray of float64, shape (n,)
-        Values without NaN.
-    rule : int
-        Index into :data:`TIE_RULES`.
-
-    Returns
-    -------
-    ndarray of float64, shape (n,)
-    """
-    values, order = sort_order(x)
-    n = x.size
-    ranks = np.empty(n)
-    start = 0
-    while start < n:
-        stop = start + 1
-        while stop < n and values[stop] == values[start]:
-            stop += 1
-        if rule == 0:
-            rank = 0.5 * (start + stop - 1)
-        elif rule == 1:
-            rank = float(start)
-        else:
-            rank = float(stop - 1)
-        for k in range(start, stop):
-            ranks[order[k]] = rank
-        start = stop
-    return ranks
+__all__ = ["TIE_RULES", "borda_count", "tie_ranks"]
 
 
 @njit(cache=True)

@@ -113,6 +113,31 @@ def rankdata(x):
     >>> rankdata(np.array([10.0, 30.0, 20.0, 20.0]))
     array([1. , 4. , 2.5, 2.5])
     """
+    ranks = tie_ranks(x, 0)
+    ranks += 1.0
+    return ranks
+
+
+#: Tie rules of :func:`tie_ranks`: a run of equal values occupying 0-based sorted positions
+#: ``k .. k + t - 1`` gets their mean (``average``), ``k`` (``min``) or ``k + t - 1`` (``max``).
+TIE_RULES = ("average", "min", "max")
+
+
+@njit(cache=True)
+def tie_ranks(x, rule):
+    """0-based ascending ranks of a 1-D float64 array with tie rule ``TIE_RULES[rule]``.
+
+    Parameters
+    ----------
+    x : ndarray of float64, shape (n,)
+        Values without NaN.
+    rule : int
+        Index into :data:`TIE_RULES` (0: average, 1: min, 2: max).
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+    """
     values, order = sort_order(x)
     n = x.size
     ranks = np.empty(n)
@@ -121,7 +146,12 @@ def rankdata(x):
         stop = start + 1
         while stop < n and values[stop] == values[start]:
             stop += 1
-        rank = 0.5 * (start + stop + 1)  # mean of start+1 .. stop
+        if rule == 0:
+            rank = 0.5 * (start + stop - 1)
+        elif rule == 1:
+            rank = float(start)
+        else:
+            rank = float(stop - 1)
         for k in range(start, stop):
             ranks[order[k]] = rank
         start = stop

@@ -27,8 +27,8 @@ from .correlation import statistic_omit, unit_vector
 from .grouped import (
     LevelCorrelationResult,
     UndefinedCorrelationError,
-    _at_level,
     aggregate_groups,
+    at_level,
     group_correlations,
     level_correlation,
 )
@@ -364,9 +364,7 @@ def resampled_statistic(A, B, *, level, method, variant, weights=None, systems=N
         cubes = []
         for X in (A,) if symmetric else (A, B):
             if weights is None:
-                means = np.broadcast_to(
-                    _at_level(X, "system", True), (X.shape[0], rows, X.shape[2])
-                )
+                means = np.broadcast_to(at_level(X, "system", True), (X.shape[0], rows, X.shape[2]))
             else:
                 means = weighted_system_means(X, weights)
             if systems is not None:
@@ -793,7 +791,7 @@ def permutation_null(X, criterion, pairs, swaps, *, level="system", method="kend
     if level == "system":
         means = np.ascontiguousarray(Z.mean(axis=1))
         T = swapped_system_sums(Z, swaps)
-        c = np.ascontiguousarray(_at_level(criterion[None], "system", True)[0, 0])
+        c = np.ascontiguousarray(at_level(criterion[None], "system", True)[0, 0])
         return _system_null(means, T, c, pairs, method_code, variant_code)
     if level == "global":
         Z = Z.reshape(Z.shape[0], 1, -1)
@@ -1005,7 +1003,7 @@ def pairwise_accuracy(A, B=None, *, level="item", nan_policy="omit"):
     arrays = {"A": A} if B is None else {"A": A, "B": B}
     options = {"level": level, "nan_policy": nan_policy}
     omit = nan_policy == "omit"
-    cubes = [_at_level(X, level, omit) for X in validated(arrays, 3, 2, **options)]
+    cubes = [at_level(X, level, omit) for X in validated(arrays, 3, 2, **options)]
     R = group_accuracies(cubes[0], cubes[-1], omit)
     if nan_policy == "raise" and np.isnan(R).any():
         i, j, g = (int(k) for k in np.argwhere(np.isnan(R.transpose(1, 2, 0)))[0])
