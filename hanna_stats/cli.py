@@ -113,7 +113,9 @@ def _parser() -> argparse.ArgumentParser:
         "level. Human-written stories are excluded unless --include-human.",
     )
     p.add_argument("--level", choices=["story", "system", "global"], default="story")
-    p.add_argument("--method", choices=["pearson", "spearman", "kendall"], default="kendall")
+    p.add_argument(
+        "--method", choices=["pearson", "spearman", "kendall", "acc_eq"], default="kendall"
+    )
     p.add_argument(
         "--against", choices=["criteria", "metrics", "inter-criteria", "all"], default="criteria"
     )

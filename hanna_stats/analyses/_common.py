@@ -6,6 +6,8 @@ import duckdb
 
 LEVELS: tuple[str, ...] = ("story", "system", "global")
 METHODS: tuple[str, ...] = ("pearson", "spearman", "kendall")
+#: The correlation coefficients plus pairwise accuracy with ties (Deutsch et al. 2023).
+COEFFICIENTS: tuple[str, ...] = (*METHODS, "acc_eq")
 #: Analysis level -> kernel level (the paper's "story" level is the kernels' "item" level).
 KERNEL_LEVEL = {"story": "item", "system": "system", "global": "global"}
 #: Kinds of automatic measures; analyses default to the paper's metrics only.

@@ -26,18 +26,18 @@ import numpy as np
 import polars as pl
 
 from hanna_stats.analyses._common import (
+    COEFFICIENTS,
     DEFAULT_KINDS,
     KERNEL_LEVEL,
     LEVELS,
-    METHODS,
     check_choice,
     check_kinds,
 )
-from hanna_stats.kernels import UndefinedCorrelationError, level_correlation
+from hanna_stats.kernels import UndefinedCorrelationError, level_correlation, pairwise_accuracy
 from hanna_stats.store import Cube, load_cube
 
 Level = Literal["story", "system", "global"]
-Method = Literal["pearson", "spearman", "kendall"]
+Method = Literal["pearson", "spearman", "kendall", "acc_eq"]
 Against = Literal["criteria", "metrics", "inter-criteria", "all"]
 
 AGAINST: tuple[str, ...] = ("criteria", "metrics", "inter-criteria", "all")
@@ -73,8 +73,12 @@ def correlate(
         An open score store (:func:`hanna_stats.store.open_store`).
     level : {"story", "system", "global"}
         Aggregation level (see the module docstring).
-    method : {"pearson", "spearman", "kendall"}
-        Correlation coefficient. Spearman uses average ranks for ties.
+    method : {"pearson", "spearman", "kendall", "acc_eq"}
+        Correlation coefficient. Spearman uses average ranks for ties. ``"acc_eq"`` is the
+        pairwise accuracy with ties of Deutsch, Foster and Freitag (2023): the share of pairs
+        (of systems, or of items at global level) that both measures order the same way or
+        both tie, from the same pair counts as Kendall's tau
+        (:func:`hanna_stats.kernels.pairwise_accuracy`).
     against : {"criteria", "metrics", "inter-criteria", "all"}
         ``"criteria"``: every automatic measure (kind metric or llm-judge) against every human
         criterion (Figs. 3-4, 14-19); ``"metrics"``: every automatic measure against every
@@ -107,7 +111,7 @@ def correlate(
     >>> correlate(con, level="system", method="pearson")           # doctest: +SKIP
     """
     check_choice("level", level, LEVELS)
-    check_choice("method", method, METHODS)
+    check_choice("method", method, COEFFICIENTS)
     check_choice("against", against, AGAINST)
     check_choice("variant", variant, ("a", "b", "c"))
     check_kinds(kinds)
@@ -142,15 +146,13 @@ def correlation_frame(
     row_idx, col_idx = np.flatnonzero(rows), np.flatnonzero(cols)
     a = cube.values[row_idx]
     same = np.array_equal(row_idx, col_idx)
+    b = None if same else cube.values[col_idx]
+    options = {"level": KERNEL_LEVEL[level], "nan_policy": nan_policy}
     try:
-        res = level_correlation(
-            a,
-            None if same else cube.values[col_idx],
-            level=KERNEL_LEVEL[level],
-            method=method,
-            variant=variant,
-            nan_policy=nan_policy,
-        )
+        if method == "acc_eq":
+            res = pairwise_accuracy(a, b, **options)
+        else:
+            res = level_correlation(a, b, method=method, variant=variant, **options)
     except UndefinedCorrelationError as err:
         where = f" on input {cube.inputs[err.group]!r}" if level == "story" else ""
         raise ValueError(
