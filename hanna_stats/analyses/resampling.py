@@ -16,6 +16,7 @@ import duckdb
 import numpy as np
 import polars as pl
 
+from hanna_stats._progress import progress
 from hanna_stats.analyses._common import (
     DEFAULT_KINDS,
     KERNEL_LEVEL,
@@ -234,6 +235,7 @@ def permutation_test(
         permutations=permutations,
         alternative=alternative,
         seed=seed,
+        progress=progress,
     )
     m = len(names)
     a, b = np.nonzero(~np.eye(m, dtype=bool))

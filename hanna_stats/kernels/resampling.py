@@ -838,6 +838,7 @@ def permutation_test_pairs(
     alternative="two-sided",
     seed=0,
     swaps=None,
+    progress=None,
 ):
     """PERM-BOTH permutation tests of ``r(a, criterion) - r(b, criterion)`` for all pairs.
 
@@ -871,6 +872,10 @@ def permutation_test_pairs(
     seed : int, numpy.random.Generator or None
         Seeds :func:`permutation_swaps` (ignored when ``swaps`` is given).
     swaps : ndarray of uint8, shape (P, G, S), optional
+    progress : callable, optional
+        ``progress(iterable, desc=..., total=...)`` wrapping the chunks of permutations (about
+        20) that are computed one after the other, e.g. :func:`hanna_stats._progress.progress`
+        for a bar on a terminal. The chunks change neither the work nor the result.
 
     Returns
     -------
@@ -910,7 +915,18 @@ def permutation_test_pairs(
     M = X.shape[0]
     iu = np.triu_indices(M, 1)
     pairs = np.stack(iu, axis=1)
-    null = permutation_null(X, C, pairs, swaps, level=level, method=method, variant=variant)
+    step = max(1, -(-swaps.shape[0] // 20))
+    starts = range(0, swaps.shape[0], step)
+    if progress is not None:
+        starts = progress(starts, desc="permutations", total=len(starts))
+    parts = [
+        permutation_null(
+            X, C, pairs, swaps[k : k + step], level=level, method=method, variant=variant
+        )
+        for k in starts
+    ]
+    # Column 0 (the observed difference) is the same in every part.
+    null = np.concatenate([parts[0][:, :1], *(part[:, 1:] for part in parts)], axis=1)
     r = level_correlation(X, C[None], level=level, method=method, variant=variant).statistic[:, 0]
     delta = r[:, None] - r[None, :]
     pvalue = np.full((M, M), np.nan)
