@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from hanna_stats.analyses.correlations import correlate
 from hanna_stats.analyses.rankings import borda, topk
 from hanna_stats.kernels.ranking import TIE_RULES, borda_count, tie_ranks
 from hanna_stats.store import ingest_hanna_metric_scores, load_cube, open_store
@@ -107,3 +108,15 @@ def test_topk_matches_scipy_on_selected_systems(store):
 def test_topk_rejects_bad_k(store):
     with pytest.raises(ValueError, match="ks must lie between"):
         topk(store, ks=[2])
+
+
+def test_mean_rank_and_mean_abs_aggregations(store):
+    df = borda(store, level="story")
+    np.testing.assert_allclose(df["mean_rank"].to_numpy(), df["borda"].to_numpy() / 18)
+    # mean |r| over the 18 columns, from correlate's own values
+    frames = [correlate(store, level="story", method=m) for m in ("pearson", "spearman", "kendall")]
+    chrf = np.concatenate([f.filter(f["measure"] == "chrF")["statistic"] for f in frames])
+    assert df.filter(df["measure"] == "chrF")["mean_abs"].item() == pytest.approx(
+        np.abs(chrf).mean(), abs=1e-15
+    )
+    assert df["mean_abs_rank"].min() == 1

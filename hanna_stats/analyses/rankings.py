@@ -40,9 +40,11 @@ def borda(
     many metrics tie exactly, and the published counts follow the arbitrary order in which an
     unstable quicksort broke those ties.
 
-    As the alternative the paper compares with, ``mean_abs`` aggregates the scores themselves (the
-    mean of ``|r|`` over the columns); a mean of *ranks* would order the metrics exactly as the
-    Borda count does.
+    Alternatives the paper compares with (Colombo et al. 2022): ``mean_rank`` is the mean-rank
+    aggregation, the mean over the columns of the same 0-based ranks (``borda / n_columns``:
+    with complete columns it orders the metrics exactly as the Borda count), and ``mean_abs``
+    aggregates the scores themselves (the mean of ``|r|`` over the columns), which can order
+    them differently.
 
     Parameters
     ----------
@@ -60,8 +62,8 @@ def borda(
     Returns
     -------
     polars.DataFrame
-        Columns ``level, measure, borda, borda_rank, mean_abs, mean_rank``, best first (ranks
-        are 1-based, ties share the best rank).
+        Columns ``level, measure, borda, borda_rank, mean_rank, mean_abs, mean_abs_rank``, best
+        first (``*_rank`` are 1-based positions, ties sharing the best one).
 
     Raises
     ------
@@ -88,14 +90,15 @@ def borda(
                 "level": level,
                 "measure": wide["measure"],
                 "borda": counts,
+                "mean_rank": counts / scores.shape[1],
                 "mean_abs": scores.mean(axis=1),
             }
         )
         .with_columns(
             pl.col("borda").rank("min", descending=True).cast(pl.Int64).alias("borda_rank"),
-            pl.col("mean_abs").rank("min", descending=True).cast(pl.Int64).alias("mean_rank"),
+            pl.col("mean_abs").rank("min", descending=True).cast(pl.Int64).alias("mean_abs_rank"),
         )
-        .select("level", "measure", "borda", "borda_rank", "mean_abs", "mean_rank")
+        .select("level", "measure", "borda", "borda_rank", "mean_rank", "mean_abs", "mean_abs_rank")
         .sort(["borda_rank", "measure"])
     )
 
