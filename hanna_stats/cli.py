@@ -145,8 +145,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--ks", type=_ks, default="4-10", help="k values: '4-10' or '4,6,8' (default 4-10)"
     )
-    p.add_argument("--level", choices=["story", "system"], default="system")
-    p.add_argument("--method", choices=["pearson", "spearman", "kendall"], default="pearson")
+    _add_level_method(p, level="system", method="pearson", levels=("story", "system"))
     _add_common(p)
     p.set_defaults(run=_analysis("rankings:topk"))
 
@@ -158,8 +157,7 @@ def _parser() -> argparse.ArgumentParser:
         "system level and, by the paper's convention, to the number of inputs at story level.",
     )
     p.add_argument("--criterion", required=True, help="name or abbreviation (e.g. EM)")
-    p.add_argument("--level", choices=["story", "system", "global"], default="system")
-    p.add_argument("--method", choices=["pearson", "spearman", "kendall"], default="pearson")
+    _add_level_method(p, level="system", method="pearson")
     p.add_argument("--n", type=int, help="sample size used by the test (see above)")
     p.add_argument("--alternative", choices=["greater", "two-sided", "less"], default="greater")
     p.add_argument("--correction", choices=["bh", "by", "holm", "bonferroni"])
@@ -193,8 +191,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Bootstrap CIs (Deutsch et al. 2021) resampling inputs, systems or both; "
         "percentile or BCa.",
     )
-    p.add_argument("--level", choices=["story", "system"], default="story")
-    p.add_argument("--method", choices=["pearson", "spearman", "kendall"], default="kendall")
+    _add_level_method(p, level="story", method="kendall", levels=("story", "system"))
     p.add_argument("--resample", choices=["inputs", "systems", "both"], default="inputs")
     p.add_argument("--resamples", type=int, default=1000)
     p.add_argument("--confidence", type=float, default=0.95)
@@ -211,8 +208,7 @@ def _parser() -> argparse.ArgumentParser:
         "(PERM-BOTH, Deutsch et al. 2021).",
     )
     p.add_argument("--criterion", required=True, help="name or abbreviation (e.g. EM)")
-    p.add_argument("--level", choices=["story", "system", "global"], default="system")
-    p.add_argument("--method", choices=["pearson", "spearman", "kendall"], default="kendall")
+    _add_level_method(p, level="system", method="kendall")
     p.add_argument("--permutations", type=int, default=1000)
     p.add_argument("--alternative", choices=["two-sided", "greater", "less"], default="two-sided")
     p.add_argument("--seed", type=int, default=0)
@@ -250,6 +246,17 @@ def _add_source(p: argparse.ArgumentParser) -> None:
         help="HANNA data folder (default: $HANNA_DATA, else the fetch-data cache)",
     )
     p.add_argument("--db", type=Path, metavar="FILE", help="a store file (see `ingest`)")
+
+
+def _add_level_method(
+    p: argparse.ArgumentParser,
+    *,
+    level: str,
+    method: str,
+    levels: tuple[str, ...] = ("story", "system", "global"),
+) -> None:
+    p.add_argument("--level", choices=levels, default=level)
+    p.add_argument("--method", choices=["pearson", "spearman", "kendall"], default=method)
 
 
 def _add_common(p: argparse.ArgumentParser) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import duckdb
 
+from hanna_stats.store import Cube, load_cube
+
 LEVELS: tuple[str, ...] = ("story", "system", "global")
 METHODS: tuple[str, ...] = ("pearson", "spearman", "kendall")
 #: The correlation coefficients plus pairwise accuracy with ties (Deutsch et al. 2023).
@@ -39,3 +41,17 @@ def criterion_name(con: duckdb.DuckDBPyConnection, criterion: str) -> str:
             return name
     known = ", ".join(f"{n} ({a})" if a else n for n, a in rows)
     raise ValueError(f"criterion must be one of {known}; got {criterion!r}")
+
+
+def criteria_cube(
+    con: duckdb.DuckDBPyConnection, kinds: tuple[str, ...], include_human: bool
+) -> Cube:
+    """The cube of the human criteria and the automatic measures of ``kinds``.
+
+    Raises ValueError for bad ``kinds`` or a store without human criteria.
+    """
+    check_kinds(kinds)
+    cube = load_cube(con, kinds=("human", *kinds), include_human=include_human)
+    if "human" not in cube.kinds:
+        raise ValueError("the store holds no human criteria")
+    return cube

@@ -31,10 +31,10 @@ from hanna_stats.analyses._common import (
     KERNEL_LEVEL,
     LEVELS,
     check_choice,
-    check_kinds,
+    criteria_cube,
 )
 from hanna_stats.kernels import UndefinedCorrelationError, level_correlation, pairwise_accuracy
-from hanna_stats.store import Cube, load_cube
+from hanna_stats.store import Cube
 
 Level = Literal["story", "system", "global"]
 Method = Literal["pearson", "spearman", "kendall", "acc_eq"]
@@ -114,8 +114,7 @@ def correlate(
     check_choice("method", method, COEFFICIENTS)
     check_choice("against", against, AGAINST)
     check_choice("variant", variant, ("a", "b", "c"))
-    check_kinds(kinds)
-    cube = load_cube(con, kinds=("human", *kinds), include_human=include_human)
+    cube = criteria_cube(con, kinds, include_human)
     kinds = np.asarray(cube.kinds)
     human = kinds == "human"
     rows, cols = {

@@ -13,10 +13,9 @@ import duckdb
 import numpy as np
 import polars as pl
 
-from hanna_stats.analyses._common import DEFAULT_KINDS, METHODS, check_choice, check_kinds
+from hanna_stats.analyses._common import DEFAULT_KINDS, METHODS, check_choice, criteria_cube
 from hanna_stats.analyses.correlations import correlate, correlation_frame
 from hanna_stats.kernels.ranking import TIE_RULES, borda_count
-from hanna_stats.store import load_cube
 
 
 def borda(
@@ -139,8 +138,7 @@ def topk(
         statistic, n_groups, n_skipped``).
     """
     check_choice("level", level, ("story", "system"))
-    check_kinds(kinds)
-    cube = load_cube(con, kinds=("human", *kinds), include_human=include_human)
+    cube = criteria_cube(con, kinds, include_human)
     human = np.array([k == "human" for k in cube.kinds])
     n_systems = len(cube.systems)
     ks = sorted(set(ks))

@@ -23,6 +23,7 @@ from hanna_stats.analyses._common import (
     METHODS,
     check_choice,
     check_kinds,
+    criteria_cube,
     criterion_name,
 )
 from hanna_stats.kernels.resampling import bootstrap_ci, permutation_test_pairs
@@ -101,7 +102,7 @@ def correlation_ci(
     check_kinds(kinds)
     targets = [against] if isinstance(against, str) and against != "criteria" else against
     if targets == "criteria":
-        cube = load_cube(con, kinds=("human", *kinds), include_human=include_human)
+        cube = criteria_cube(con, kinds, include_human)
         kind = np.asarray(cube.kinds)
         rows, cols = np.flatnonzero(kind != "human"), np.flatnonzero(kind == "human")
     else:

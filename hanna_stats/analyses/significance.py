@@ -40,7 +40,7 @@ from hanna_stats.analyses._common import (
     LEVELS,
     METHODS,
     check_choice,
-    check_kinds,
+    criteria_cube,
     criterion_name,
 )
 from hanna_stats.kernels import level_correlation
@@ -48,7 +48,7 @@ from hanna_stats.kernels.multitest import METHODS as CORRECTIONS
 from hanna_stats.kernels.multitest import adjust_pvalues
 from hanna_stats.kernels.pairs import paired_bootstrap, weighted_f1
 from hanna_stats.kernels.williams import ALTERNATIVES, williams_test
-from hanna_stats.store import Cube, load_cube
+from hanna_stats.store import Cube
 
 Level = Literal["story", "system", "global"]
 Method = Literal["pearson", "spearman", "kendall"]
@@ -133,7 +133,7 @@ def williams(
     """
     check_choice("level", level, LEVELS)
     check_choice("method", method, METHODS)
-    cube = _load(con, include_human, kinds)
+    cube = criteria_cube(con, kinds, include_human)
     name = criterion_name(con, criterion)
     return williams_frame(
         cube,
@@ -162,7 +162,7 @@ def williams_all(
     :func:`williams` for each level. A ``correction`` adjusts each (criterion, level, method)
     family separately, as :func:`williams` would. Same columns as :func:`williams`.
     """
-    cube = _load(con, include_human, kinds)
+    cube = criteria_cube(con, kinds, include_human)
     criteria = [m for m, k in zip(cube.measures, cube.kinds, strict=True) if k == "human"]
     return williams_frame(
         cube,
@@ -370,15 +370,7 @@ def _bootstrap(con, resamples, alpha, seed, include_human, kinds):
             raise ValueError(f"{name} must be an integer >= {low}; got {value!r}")
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must lie in (0, 1); got {alpha!r}")
-    cube = _load(con, include_human, kinds)
+    cube = criteria_cube(con, kinds, include_human)
     inputs = cube.values.shape[1]
     indices = np.random.default_rng(seed).integers(0, inputs, size=(resamples, inputs))
     return cube, paired_bootstrap(cube.values, indices, alpha=alpha)
-
-
-def _load(con, include_human: bool, kinds: tuple[str, ...]) -> Cube:
-    check_kinds(kinds)
-    cube = load_cube(con, kinds=("human", *kinds), include_human=include_human)
-    if "human" not in cube.kinds:
-        raise ValueError("the store holds no human criteria")
-    return cube
