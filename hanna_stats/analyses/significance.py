@@ -368,8 +368,6 @@ def _bootstrap(con, resamples, alpha, seed, include_human, kinds):
     for name, value, low in (("resamples", resamples, 1), ("seed", seed, 0)):
         if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
             raise ValueError(f"{name} must be an integer >= {low}; got {value!r}")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must lie in (0, 1); got {alpha!r}")
     cube = criteria_cube(con, kinds, include_human)
     inputs = cube.values.shape[1]
     indices = np.random.default_rng(seed).integers(0, inputs, size=(resamples, inputs))

@@ -148,7 +148,8 @@ def paired_bootstrap(X, indices, *, alpha=0.05):
         Resampled input indices in [0, G), drawn once and shared by all measures, e.g.
         ``numpy.random.default_rng(seed).integers(0, G, size=(B, G))``.
     alpha : float
-        In (0, 1).
+        In (0, 0.5): the confidence ``1 - alpha`` must exceed 1/2, or both systems of a pair
+        could win "with confidence".
 
     Returns
     -------
@@ -180,8 +181,9 @@ def paired_bootstrap(X, indices, *, alpha=0.05):
     indices = indices.astype(np.int64, copy=False)
     if indices.min(initial=0) < 0 or indices.max(initial=0) >= X.shape[1]:
         raise ValueError(f"indices must lie in [0, {X.shape[1]}) (the inputs of X)")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must lie in (0, 1); got {alpha!r}")
+    if not 0.0 < alpha < 0.5:
+        # With 1 - alpha > 1/2 the threshold exceeds B / 2, so at most one system reaches it.
+        raise ValueError(f"alpha must lie in (0, 0.5) so that a winner is unique; got {alpha!r}")
     pairs = system_pairs(X.shape[2])
     wins = bootstrap_wins(X, indices, pairs)
     threshold = win_threshold(indices.shape[0], alpha)
