@@ -1,0 +1,5 @@
+"""Embedding-based (epsilon) and model-based (Delta) scorers on transformers + torch.
+
+Importing this package registers every model scorer in :data:`scoring.registry.REGISTRY`; the
+scorer modules import torch and transformers only inside their compute functions.
+"""
