@@ -3,3 +3,5 @@
 Importing this package registers every model scorer in :data:`scoring.registry.REGISTRY`; the
 scorer modules import torch and transformers only inside their compute functions.
 """
+
+from scoring.models import bertscore  # noqa: F401

@@ -119,6 +119,7 @@ def load_checkpoint(
 def _load(name: str, path: str, head: str, device: str, dtype: Any) -> tuple[Any, Any]:
     import transformers
 
+    transformers.utils.logging.disable_progress_bar()  # library code stays quiet
     offline = os.environ.get("HF_HUB_OFFLINE", "").lower() not in ("", "0", "false", "no")
     kwargs: dict[str, Any] = {"local_files_only": offline}
     try:

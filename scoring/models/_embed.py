@@ -1,0 +1,142 @@
+"""Contextual token embeddings and idf weights shared by the embedding-based scorers.
+
+BERTScore, MoverScore, BaryScore and DepthScore all start the same way: tokenize each text
+(special tokens included, truncated to the model's length), run the encoder, keep the hidden
+states of some layers per token. :func:`encode` does this once, batched by length
+(:func:`scoring.models._runtime.length_batches`), and returns per-text arrays in input order.
+:func:`idf_weights` is the corpus idf the four metrics' reference implementations share.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from math import log
+
+import numpy as np
+
+from scoring.models._runtime import batch_progress, length_batches, load_checkpoint, resolve_device
+from scoring.registry import ScoringConfig
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """One text's tokens and their hidden states.
+
+    Attributes
+    ----------
+    ids : numpy.ndarray
+        int64 token ids, special tokens included, no padding.
+    tokens : tuple of str
+        The tokens as the tokenizer spells them (WordPiece continuations start with ``##``).
+    hidden : numpy.ndarray
+        float32, shape ``(len(layers), len(ids), hidden size)``: hidden state ``l`` is the output
+        of layer ``l`` (0 = the embedding layer, as in transformers' ``hidden_states``).
+    """
+
+    ids: np.ndarray
+    tokens: tuple[str, ...]
+    hidden: np.ndarray
+
+
+def max_length(tokenizer, model) -> int:
+    """Tokens a text is truncated to: the tokenizer's limit, capped by the position table."""
+    limit = getattr(model.config, "max_position_embeddings", None) or tokenizer.model_max_length
+    return int(min(tokenizer.model_max_length, limit))
+
+
+def tokenize(texts: Sequence[str], tokenizer, model) -> list[list[int]]:
+    """Token ids of each stripped text, special tokens included, truncated to :func:`max_length`."""
+    limit = max_length(tokenizer, model)
+    return [
+        tokenizer(text.strip(), truncation=True, max_length=limit)["input_ids"] for text in texts
+    ]
+
+
+def encode(
+    texts: Sequence[str],
+    checkpoint: str,
+    config: ScoringConfig,
+    layers: Sequence[int],
+    desc: str,
+) -> list[Encoded]:
+    """Hidden states of ``layers`` for every token of every text.
+
+    Parameters
+    ----------
+    texts : sequence of str
+        Texts to encode (stripped of surrounding whitespace first, as bert-score does).
+    checkpoint : str
+        Encoder checkpoint, resolved by :func:`scoring.models._runtime.load_checkpoint`.
+    config : ScoringConfig
+        Device, batch size, checkpoint overrides, progress.
+    layers : sequence of int
+        Indices into transformers' ``hidden_states`` (0 = embeddings; negative counts from the
+        last layer).
+    desc : str
+        Progress-bar label.
+
+    Returns
+    -------
+    list of Encoded
+        In the order of ``texts``. Padding does not change the values: each batch is padded
+        and masked, and the model runs in ``eval()`` mode under ``torch.inference_mode``.
+    """
+    import torch
+
+    tokenizer, model = load_checkpoint(checkpoint, config, "encoder")
+    device = resolve_device(config)
+    ids = tokenize(texts, tokenizer, model)
+    out: list[Encoded | None] = [None] * len(ids)
+    batches = length_batches([len(i) for i in ids], config.batch_size)
+    with torch.inference_mode():
+        for batch in batch_progress(batches, desc, config):
+            padded = tokenizer.pad({"input_ids": [ids[i] for i in batch]}, return_tensors="pt")
+            states = model(
+                input_ids=padded["input_ids"].to(device),
+                attention_mask=padded["attention_mask"].to(device),
+                output_hidden_states=True,
+            ).hidden_states
+            stacked = torch.stack([states[layer] for layer in layers]).float().cpu().numpy()
+            for row, i in enumerate(batch):
+                n = len(ids[i])
+                tokens = tuple(tokenizer.convert_ids_to_tokens(ids[i]))
+                out[i] = Encoded(np.asarray(ids[i], dtype=np.int64), tokens, stacked[:, row, :n])
+    return out  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Idf:
+    r"""Inverse document frequency of token ids over a corpus (see :func:`idf_weights`).
+
+    Attributes
+    ----------
+    table : dict of int to float
+        :math:`\log((M + 1) / (\mathrm{df}(w) + 1))` for each id seen in the corpus.
+    unseen : float
+        :math:`\log(M + 1)`, the weight of an id the corpus does not contain.
+    """
+
+    table: dict[int, float]
+    unseen: float
+
+    def __call__(self, ids: np.ndarray) -> np.ndarray:
+        """float64 idf of each id in ``ids``."""
+        return np.array([self.table.get(int(i), self.unseen) for i in ids], dtype=np.float64)
+
+
+def idf_weights(token_ids: Sequence[Sequence[int]]) -> Idf:
+    r"""Inverse document frequency of each token id over a corpus.
+
+    .. math:: \mathrm{idf}(w) = \log \frac{M + 1}{\mathrm{df}(w) + 1}
+
+    with :math:`M` documents and :math:`\mathrm{df}(w)` the number of documents containing
+    :math:`w`; an id absent from the corpus gets :math:`\log(M + 1)`. This is the plus-one
+    smoothed idf of BERTScore (Zhang et al., 2020, Sec. 3), which MoverScore (Zhao et al., 2019)
+    and BaryScore (Colombo et al., 2021) reuse. Special tokens occur in every document and so get
+    weight 0.
+    """
+    df = Counter(i for ids in token_ids for i in set(ids))
+    m = len(token_ids)
+    return Idf({i: log((m + 1) / (c + 1)) for i, c in df.items()}, log(m + 1))
