@@ -1,0 +1,529 @@
+"""The report's sections, mirroring the paper (Secs. 3-5, Figs. 1-9, 14-38, Tabs. 3-6).
+
+Each builder takes the store and the :class:`ReportSettings` and returns a :class:`Section`
+holding charts, tables and notes. A section whose inputs the study lacks (no human criteria,
+no rater-level ratings, too few systems for a test) says so in a note instead of failing, so the
+report also serves studies other than HANNA loaded through the generic tidy ingest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import duckdb
+import polars as pl
+
+from hanna_stats.analyses import agreement, correlations, overview, rankings, resampling
+from hanna_stats.analyses import significance as sig
+from hanna_stats.analyses._common import METHODS
+from reports import charts
+from reports.html import Chart, Note, Section, Table
+
+LEVELS = ("story", "system")
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    """Every setting of the report's analyses (shown in each section).
+
+    Attributes
+    ----------
+    seed : int
+        Seed of every resampling (bootstrap CIs and the paired bootstrap of systems).
+    resamples : int
+        Bootstrap resamples B.
+    alpha : float
+        Significance level of the paired bootstrap labels and of the Williams matrices.
+    confidence : float
+        Level of all confidence intervals.
+    ci_resample : str
+        What the correlation CIs resample: ``"inputs"``, ``"systems"`` or ``"both"``.
+    williams_level, williams_method : str
+        Level and coefficient of the Williams matrices (paper: system, Pearson).
+    correction : str or None
+        Multiple-testing correction of the Williams p-values (``"holm"``, ``"bh"``, ...).
+    ties : str
+        Tie rule of the Borda count: ``"average"``, ``"min"`` or ``"max"``.
+    kinds : tuple of str
+        Kinds of automatic measures analysed (``("metric",)`` = the paper's 72 metrics).
+    """
+
+    seed: int = 0
+    resamples: int = 1000
+    alpha: float = 0.05
+    confidence: float = 0.95
+    ci_resample: str = "inputs"
+    williams_level: str = "system"
+    williams_method: str = "pearson"
+    correction: str | None = None
+    ties: str = "average"
+    kinds: tuple[str, ...] = ("metric",)
+
+
+@dataclass(frozen=True)
+class Study:
+    """What the store holds, as far as the sections need to know."""
+
+    con: duckdb.DuckDBPyConnection
+    settings: ReportSettings
+    n_systems: int  # systems compared (human-written ones excluded)
+    n_inputs: int
+    criteria: tuple[str, ...]
+    metrics: tuple[str, ...]
+    families: dict[str, str]  # metric -> family ('' when unknown)
+    has_ratings: bool
+
+    @classmethod
+    def of(cls, con: duckdb.DuckDBPyConnection, settings: ReportSettings) -> Study:
+        """Read the shape of the study from the store."""
+        kinds = list(settings.kinds)
+        measures = con.execute(
+            "SELECT name, kind, coalesce(family, '') FROM measures "
+            "WHERE kind = 'human' OR list_contains(?, kind) ORDER BY position, name",
+            [kinds],
+        ).fetchall()
+        ((n_systems, n_inputs, n_ratings),) = con.execute(
+            "SELECT (SELECT count(*) FROM systems WHERE NOT is_human), "
+            "(SELECT count(*) FROM inputs), (SELECT count(*) FROM ratings)"
+        ).fetchall()
+        return cls(
+            con=con,
+            settings=settings,
+            n_systems=n_systems,
+            n_inputs=n_inputs,
+            criteria=tuple(n for n, k, _ in measures if k == "human"),
+            metrics=tuple(n for n, k, _ in measures if k != "human"),
+            families={n: f for n, k, f in measures if k != "human"},
+            has_ratings=n_ratings > 0,
+        )
+
+    def missing(self, *, criteria: bool = False, metrics: bool = False, systems: int = 0) -> str:
+        """Why a section cannot be computed, or ``""`` when it can."""
+        reasons = []
+        if criteria and not self.criteria:
+            reasons.append("no human criteria (measures with rater-level ratings or of kind human)")
+        if metrics and not self.metrics:
+            reasons.append(f"no automatic measures of kinds {', '.join(self.settings.kinds)}")
+        if self.n_systems < systems:
+            reasons.append(f"{self.n_systems} systems (at least {systems} needed)")
+        return "; ".join(reasons)
+
+
+def _absent(section: Section, why: str) -> Section:
+    section.blocks.append(Note(f"Not computed for this study: it has {why}."))
+    return section
+
+
+def dataset(study: Study) -> Section:
+    """Dataset overview: counts, measures by family with the paper's symbols, data sources."""
+    section = Section(
+        "dataset",
+        "Dataset",
+        "Counts of what the store holds, the measures grouped by family (the paper's symbols: "
+        "Ξ reference-based, ¤ reference-free; § string, ε embedding, Δ model), and the files "
+        "they were read from, with their SHA-256.",
+    )
+    section.blocks += [
+        Table("dataset_counts", overview.study_counts(study.con), "What the store holds"),
+        Table("measure_families", overview.measure_families(study.con), "Measures by family"),
+        Table("data_sources", overview.data_sources(study.con), "Ingested files"),
+    ]
+    return section
+
+
+def human_criteria(study: Study) -> Section:
+    """Human criteria: system means (Tab. 4), distributions (Fig. 9), inter-criteria
+    correlations (Figs. 1-2, 10-13) and inter-rater agreement (Tab. 3)."""
+    s = study.settings
+    section = Section(
+        "criteria",
+        "Human criteria",
+        "Dots are each system's mean rating with its confidence interval; violins show how the "
+        "story-level ratings spread; the heatmap gives the correlation between two criteria "
+        "(pick level and coefficient); agreement values near 1 mean raters agree.",
+        {"confidence": s.confidence, "interval": "Student t", "Kendall": "tau-b"},
+    )
+    why = study.missing(criteria=True)
+    if why:
+        return _absent(section, why)
+    means = agreement.system_means(study.con, confidence=s.confidence)
+    section.blocks += [
+        Table("system_means", means, "System means with confidence intervals (Tab. 4)"),
+        Chart(charts.dot_interval(means, name="means", title="System means (Tab. 4)")),
+        Chart(
+            charts.violins(
+                overview.criterion_values(study.con),
+                name="violins",
+                title="Distributions of story-level ratings per system (Fig. 9)",
+            )
+        ),
+    ]
+    if study.n_systems >= 3:
+        inter = pl.concat(
+            [
+                correlations.correlate(study.con, level=lv, method=m, against="inter-criteria")
+                for lv in LEVELS
+                for m in METHODS
+            ]
+        )
+        section.blocks += [
+            Chart(
+                charts.metric_heatmap(
+                    inter,
+                    name="inter",
+                    x="against",
+                    y="measure",
+                    color="statistic",
+                    title="Correlations between criteria (Figs. 1-2, 10-13)",
+                    choices={"method": METHODS, "level": LEVELS},
+                    tooltip=["measure", "against", "statistic", "n_groups"],
+                    spread="method",
+                    diverging=True,
+                )
+            ),
+            Table("inter_criteria", inter, "Correlations between criteria", max_rows=36),
+        ]
+    else:
+        section.blocks.append(Note("Inter-criteria correlations need at least 3 systems."))
+    if study.has_ratings:
+        agree = agreement.agreement(study.con, confidence=s.confidence)
+        section.blocks.append(Table("agreement", agree, "Inter-rater agreement (Tab. 3)"))
+        if (agree["rater_source"] == "slot").any():
+            section.blocks.append(
+                Note(
+                    "Raters here are judge slots (HANNA: the 'Human 1..3' columns of "
+                    "hanna_metric_scores_llm.csv), positions rather than identified workers: "
+                    "ICC1/ICC1k and Krippendorff's alpha do not depend on that, ICC2/3 do. The "
+                    "paper's Tab. 3 used worker IDs from the raw annotation file, which is not "
+                    "public; its values are not reproduced by the slots."
+                )
+            )
+    else:
+        section.blocks.append(
+            Note(
+                "Agreement (ICC, Krippendorff's alpha) needs rater-level ratings, which this "
+                "store does not hold: ingest hanna_metric_scores_llm.csv (judge slots) or the raw "
+                "annotation file, or a tidy file with a rater column."
+            )
+        )
+    return section
+
+
+def metrics_vs_criteria(study: Study) -> Section:
+    """Metric-criterion correlations at story and system level (Figs. 3-4, 14-19; Tab. 5)."""
+    s = study.settings
+    section = Section(
+        "metrics-criteria",
+        "Metrics vs human criteria",
+        "Each cell is |correlation| between a metric (row) and a criterion (column), brighter "
+        "is stronger; hover for the signed value, the number of inputs it averages and the "
+        "bootstrap CI. Story level: correlation across systems within each input, averaged "
+        "over inputs; system level: correlation of system means.",
+        {
+            "human-written system": "excluded",
+            "Kendall": "tau-b",
+            "NaN policy": "omit (undefined per-input correlations skipped, counted in n_skipped)",
+            "CI": f"{s.confidence:.0%} percentile bootstrap, B = {s.resamples}, "
+            f"resampling {s.ci_resample}, seed {s.seed}",
+        },
+    )
+    why = study.missing(criteria=True, metrics=True, systems=3)
+    if why:
+        return _absent(section, why)
+    frames = []
+    for level in LEVELS:
+        for method in METHODS:
+            corr = correlations.correlate(study.con, level=level, method=method, kinds=s.kinds)
+            ci = resampling.correlation_ci(
+                study.con,
+                level=level,
+                method=method,
+                resample=s.ci_resample,
+                resamples=s.resamples,
+                confidence=s.confidence,
+                seed=s.seed,
+                kinds=s.kinds,
+            ).select("measure", "against", "ci_low", "ci_high")
+            frames.append(corr.join(ci, on=["measure", "against"], how="left"))
+    corr = pl.concat(frames).with_columns(pl.col("statistic").abs().alias("abs_statistic"))
+    for level in LEVELS:
+        section.blocks.append(
+            Chart(
+                charts.metric_heatmap(
+                    corr.filter(pl.col("level") == level),
+                    name=f"corr_{level}",
+                    x="against",
+                    y="measure",
+                    color="abs_statistic",
+                    title=f"{level.capitalize()}-level |correlation| with human criteria "
+                    + ("(Figs. 3, 14, 16, 18)" if level == "story" else "(Figs. 4, 15, 17, 19)"),
+                    choices={"method": METHODS},
+                    spread="method",
+                    tooltip=[
+                        "measure",
+                        "against",
+                        "method",
+                        "statistic",
+                        "n_groups",
+                        "n_skipped",
+                        "ci_low",
+                        "ci_high",
+                    ],
+                )
+            )
+        )
+    top = (
+        corr.filter(pl.col("method") == "pearson")
+        .sort(
+            ["level", "against", "abs_statistic", "measure"], descending=[False, False, True, False]
+        )
+        .group_by(["level", "against"], maintain_order=True)
+        .head(3)
+        .select("level", "against", "measure", "statistic", "abs_statistic", "ci_low", "ci_high")
+        .rename({"against": "criterion"})
+    )
+    section.blocks += [
+        Table("top_metrics", top, "Top 3 metrics per criterion and level by |Pearson r| (Tab. 5)"),
+        Table("correlations", corr, "All metric-criterion correlations", max_rows=0),
+    ]
+    return section
+
+
+def metric_metric(study: Study) -> Section:
+    """Correlations between metrics (Figs. 5-6, 20-25) with a family filter."""
+    section = Section(
+        "metrics-metrics",
+        "Metrics vs metrics",
+        "Signed correlation between two metrics (red positive, blue negative); blocks of red "
+        "are metrics that rank stories alike. Pick the level, the coefficient and a family.",
+        {"human-written system": "excluded", "Kendall": "tau-b"},
+    )
+    why = study.missing(metrics=True, systems=3)
+    if why:
+        return _absent(section, why)
+    families = study.families
+    corr = pl.concat(
+        [
+            correlations.correlate(
+                study.con, level=lv, method=m, against="metrics", kinds=study.settings.kinds
+            )
+            for lv in LEVELS
+            for m in METHODS
+        ]
+    ).select(
+        "measure",
+        "against",
+        "level",
+        "method",
+        "statistic",
+        pl.col("measure").replace_strict(families, default="").alias("family"),
+        pl.col("against").replace_strict(families, default="").alias("family_against"),
+    )
+    present = sorted({f for f in families.values() if f})
+    choices: dict[str, tuple[str, ...]] = {"method": METHODS, "level": LEVELS}
+    if len(present) > 1:
+        # "all", or one family: the pairs whose two metrics both belong to it.
+        corr = corr.with_columns(
+            pl.when(pl.col("family") == pl.col("family_against"))
+            .then(pl.col("family"))
+            .otherwise(pl.lit("mixed"))
+            .alias("families")
+        )
+        choices["families"] = (charts.ALL, *present)
+    section.blocks += [
+        Chart(
+            charts.metric_heatmap(
+                corr,
+                name="metric_metric",
+                x="against",
+                y="measure",
+                color="statistic",
+                title="Correlations between metrics (Figs. 5-6, 20-25)",
+                choices=choices,
+                tooltip=["measure", "against", "statistic"],
+                spread="method",
+                sort_x=study.metrics,
+                sort_y=study.metrics,
+                diverging=True,
+            )
+        ),
+        Table("metric_correlations", corr, "All metric-metric correlations", max_rows=0),
+    ]
+    return section
+
+
+def pairwise_systems(study: Study) -> Section:
+    """Paired bootstrap comparison of systems scored by weighted F1 (Fig. 7, 26)."""
+    s = study.settings
+    section = Section(
+        "pairwise",
+        "Pairwise system comparison",
+        "For every pair of systems a paired bootstrap over inputs labels which system is better "
+        "(or neither) by a criterion and by a metric; each cell is the weighted F1 between the "
+        "two label sets: 1 means the metric decides every pair as the humans do.",
+        {
+            "seed": s.seed,
+            "resamples B": s.resamples,
+            "alpha": s.alpha,
+            "win": "strictly greater mean in at least 1 - alpha of the resamples",
+        },
+    )
+    why = study.missing(criteria=True, metrics=True, systems=2)
+    if why:
+        return _absent(section, why)
+    f1 = sig.bootstrap_pairs(
+        study.con, resamples=s.resamples, alpha=s.alpha, seed=s.seed, kinds=s.kinds
+    )
+    section.blocks += [
+        Chart(
+            charts.metric_heatmap(
+                f1,
+                name="pairwise",
+                x="criterion",
+                y="measure",
+                color="f1",
+                title="Weighted F1 of paired-bootstrap labels (Fig. 7, 26)",
+                choices={},
+                tooltip=["measure", "criterion", "f1"],
+            )
+        ),
+        Table("pairwise_f1", f1, "Weighted F1 per metric and criterion", max_rows=0),
+    ]
+    return section
+
+
+def top_k(study: Study) -> Section:
+    """Correlations on the k best systems (Fig. 8)."""
+    section = Section(
+        "topk",
+        "Top-k systems",
+        "|Pearson r| at system level on the k best systems by each criterion, k decreasing to "
+        "the right: grey lines are metrics, the dashed line their median, the red line the "
+        "metric picked in the drop-down.",
+        {"level": "system", "method": "pearson", "k": f"4..{study.n_systems}"},
+    )
+    why = study.missing(criteria=True, metrics=True, systems=5)
+    if why:
+        return _absent(section, why)
+    frame = rankings.topk(
+        study.con, ks=range(4, study.n_systems + 1), kinds=study.settings.kinds
+    ).with_columns(pl.col("statistic").abs().alias("abs_statistic"))
+    section.blocks += [
+        Chart(
+            charts.topk_lines(
+                frame.select("criterion", "k", "measure", "abs_statistic"),
+                name="topk",
+                title="System-level |r| on the top-k systems (Fig. 8)",
+            )
+        ),
+        Table(
+            "topk",
+            frame.select("criterion", "k", "systems", "measure", "statistic", "abs_statistic"),
+            "Correlations on the top-k systems",
+            max_rows=0,
+        ),
+    ]
+    return section
+
+
+def williams(study: Study) -> Section:
+    """Williams tests between every pair of metrics, per criterion (Figs. 27-38)."""
+    s = study.settings
+    section = Section(
+        "williams",
+        "Williams significance tests",
+        "Cell (row a, column b) is the one-sided p-value of 'metric a correlates more strongly "
+        "with the criterion than metric b'; dark cells (small p) mark significant "
+        "improvements. Pick the criterion in the drop-down.",
+        {
+            "level": s.williams_level,
+            "method": s.williams_method,
+            "alternative": "greater",
+            "n": "systems (system level) / inputs (story level, the paper's convention)",
+            "correction": s.correction or "none",
+            "alpha": s.alpha,
+        },
+    )
+    why = study.missing(criteria=True, metrics=True, systems=4)
+    if why:
+        return _absent(section, why)
+    tests = pl.concat(
+        [
+            sig.williams(
+                study.con,
+                criterion=c,
+                level=s.williams_level,
+                method=s.williams_method,
+                correction=s.correction,
+                kinds=s.kinds,
+            )
+            for c in study.criteria
+        ]
+    )
+    tests = tests.with_columns((pl.col("pvalue") < s.alpha).alias("significant"))
+    section.blocks += [
+        Chart(
+            charts.metric_heatmap(
+                tests,
+                name="williams",
+                x="measure_b",
+                y="measure_a",
+                color="pvalue",
+                title="Williams test p-values, H1: |r_a| > |r_b| (Figs. 27-38)",
+                choices={"criterion": study.criteria},
+                tooltip=["measure_a", "measure_b", "r_a", "r_b", "statistic", "pvalue"],
+                spread="criterion",
+                sort_x=study.metrics,
+                sort_y=study.metrics,
+                reverse=True,
+            )
+        ),
+        Table("williams", tests, "Williams tests", max_rows=0),
+    ]
+    return section
+
+
+def borda(study: Study) -> Section:
+    """Borda aggregation of the metric rankings (Tab. 6)."""
+    s = study.settings
+    section = Section(
+        "borda",
+        "Aggregated rankings of metrics",
+        "Each metric's Borda count sums its rank (0 = weakest) over the 6 criteria x 3 "
+        "coefficients of |correlation|; higher is better. Mean rank and mean |r| aggregate the "
+        "same table differently and are shown beside it.",
+        {"tie rule": s.ties, "columns": "criteria x (pearson, spearman, kendall)"},
+    )
+    why = study.missing(criteria=True, metrics=True, systems=3)
+    if why:
+        return _absent(section, why)
+    frame = pl.concat(
+        [rankings.borda(study.con, level=lv, ties=s.ties, kinds=s.kinds) for lv in LEVELS]
+    )
+    for level in LEVELS:
+        section.blocks.append(
+            Chart(
+                charts.bar_scores(
+                    frame.filter(pl.col("level") == level).head(15),
+                    name=f"borda_{level}",
+                    x="borda",
+                    y="measure",
+                    title=f"Top 15 metrics by Borda count, {level} level (Tab. 6)",
+                )
+            )
+        )
+    section.blocks.append(Table("borda", frame, "Borda counts (Tab. 6)", max_rows=20))
+    return section
+
+
+SECTIONS: tuple[Callable[[Study], Section], ...] = (
+    dataset,
+    human_criteria,
+    metrics_vs_criteria,
+    metric_metric,
+    pairwise_systems,
+    top_k,
+    williams,
+    borda,
+)
