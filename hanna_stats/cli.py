@@ -235,6 +235,42 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--confidence", type=float, default=0.95)
     _add_no_human(p)
     p.set_defaults(run=_analysis("agreement:system_means"))
+
+    p = sub.add_parser(
+        "report",
+        help="the whole study as one offline, interactive HTML report",
+        description="Run the paper's analyses on the store and write one self-contained HTML "
+        "file (charts with inline JavaScript; no network access when opened). The same store "
+        "and options give a byte-identical file. Sections whose inputs the study lacks say so.",
+    )
+    p.add_argument("--out", type=Path, default=Path("report.html"), help="HTML file to write")
+    p.add_argument(
+        "--tables",
+        type=Path,
+        metavar="DIR",
+        help="also write every table as CSV and Parquet into DIR",
+    )
+    p.add_argument("--seed", type=int, default=0, help="seed of every resampling")
+    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples B")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level")
+    p.add_argument("--confidence", type=float, default=0.95, help="level of the intervals")
+    p.add_argument("--ci-resample", choices=["inputs", "systems", "both"], default="inputs")
+    p.add_argument("--williams-level", choices=["story", "system"], default="system")
+    p.add_argument(
+        "--williams-method", choices=["pearson", "spearman", "kendall"], default="pearson"
+    )
+    p.add_argument("--correction", choices=["bh", "by", "holm", "bonferroni"])
+    p.add_argument(
+        "--ties", choices=["average", "min", "max"], default="average", help="Borda tie rule"
+    )
+    p.add_argument(
+        "--kinds",
+        type=_comma_list,
+        default=("metric",),
+        help="automatic measure kinds, comma-separated: metric (default, the paper), llm-judge",
+    )
+    _add_source(p)
+    p.set_defaults(run=_cmd_report)
     return parser
 
 
@@ -345,6 +381,26 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 def _cmd_sql(args: argparse.Namespace) -> int:
     con = _open(args, read_only=not args.write)
     _emit(con.sql(args.query).pl(), args.format)
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    from reports import ReportSettings, write_report
+
+    settings = ReportSettings(
+        seed=args.seed,
+        resamples=args.resamples,
+        alpha=args.alpha,
+        confidence=args.confidence,
+        ci_resample=args.ci_resample,
+        williams_level=args.williams_level,
+        williams_method=args.williams_method,
+        correction=args.correction,
+        ties=args.ties,
+        kinds=args.kinds,
+    )
+    out = write_report(_open(args), args.out, settings, tables=args.tables)
+    print(out)
     return 0
 
 
