@@ -5,6 +5,7 @@ metrics (:mod:`scoring.strings`) and the embedding- and model-based ones (:mod:`
 """
 
 import scoring.models  # noqa: F401  (registers the embedding- and model-based scorers)
+from scoring import strings  # noqa: F401  (registers the string-based scorers)
 from scoring.registry import REGISTRY, Scorer, ScoringConfig, Texts, list_metrics, register
 
 __all__ = ["REGISTRY", "Scorer", "ScoringConfig", "Texts", "list_metrics", "register"]

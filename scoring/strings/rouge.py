@@ -1,0 +1,342 @@
+"""ROUGE-1..4, -L, -W-1.2, -S* and -SU* with the semantics of the ROUGE-1.5.5 Perl script.
+
+HANNA ran ROUGE-1.5.5 through SummEval and pyrouge with SummEval's default arguments
+``-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m``: n-grams up to 4, WLCS weight 1.2, skip-bigrams
+with unlimited gap, with and without unigrams, Porter stemming with WordNet exceptions
+(:mod:`scoring.strings._porter`), no stopword removal, alpha = 0.5, one reference. This module
+re-implements the script's counting loops (compiled with Numba), quirks included:
+
+- Tokens: each line of the text is a unit (sentence); ASCII letters are lowercased, every
+  character other than ``[A-Za-z0-9]`` separates tokens, and tokens longer than 3 characters
+  are stemmed. N-grams and skip-bigrams run across sentence boundaries; LCS is the
+  summary-level union LCS over sentences, clipped by unigram counts.
+- ROUGE-SU* counts the unigrams of all tokens but the last of each text.
+- ROUGE-W marks the model tokens of the WLCS path and weights the runs of consecutive marked
+  model positions.
+
+``hanna_compat`` adds what made HANNA's numbers differ from the clean definition: the text
+of each line is cut at its first ``<`` (pyrouge's HTML wrapping), ROUGE-W's denominator is
+weighted twice, ``(sum_i |m_i|^1.2)^1.2`` instead of ``sum_i |m_i|^1.2`` (so identical texts
+get recall ``T^(-0.2)``), and recall and precision are rounded to 5 decimals before the
+F-score is computed from them and rounded in turn, as the script prints them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit
+
+from scoring.registry import ScoringConfig, Texts, register
+from scoring.strings._porter import rouge_stem
+from scoring.strings._tokens import Vocabulary, ngram_codes
+
+MAX_N = 4
+WEIGHT = 1.2
+ALPHA = 0.5
+VARIANTS = (*(f"ROUGE-{n}" for n in range(1, MAX_N + 1)), "ROUGE-L", "ROUGE-W-1.2")
+VARIANTS += ("ROUGE-S*", "ROUGE-SU*")
+PARTS = ("Recall", "Precision", "F-Score")
+MEASURES = tuple(f"{v} {p}" for v in VARIANTS for p in PARTS)
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+@dataclass(frozen=True)
+class _Units:
+    """Token ids of a batch of texts: flat ids, text offsets and sentence offsets."""
+
+    ids: np.ndarray  # all tokens, text after text
+    text_start: np.ndarray  # len(texts) + 1 offsets into ids
+    sent_start: np.ndarray  # offsets of every sentence into ids, then the end
+    text_sent: np.ndarray  # len(texts) + 1 offsets into sent_start
+
+
+def rouge_sentences(text: str, hanna_compat: bool) -> list[list[str]]:
+    """The stemmed tokens of each sentence (line) of ``text``, as ROUGE-1.5.5 reads them.
+
+    Empty lines are no sentence. With ``hanna_compat`` each line is first cut at its first
+    ``<`` and a line starting with ``<`` is dropped (pyrouge's SEE format).
+    """
+    units = []
+    for line in text.split("\n"):
+        if hanna_compat:
+            line = line.split("<", 1)[0]
+        if line:
+            units.append([rouge_stem(w.lower()) for w in _WORD.findall(line)])
+    return units
+
+
+def _encode(texts: Sequence[list[list[str]]], vocab: Vocabulary) -> _Units:
+    sent_lengths = [len(s) for t in texts for s in t]
+    ids = vocab.encode(w for t in texts for s in t for w in s)
+    sent_start = np.concatenate([[0], np.cumsum(sent_lengths, dtype=np.int64)])
+    text_sent = np.concatenate([[0], np.cumsum([len(t) for t in texts], dtype=np.int64)])
+    return _Units(ids, sent_start[text_sent], sent_start, text_sent)
+
+
+@njit(cache=True)
+def _clipped_hits(a: np.ndarray, b: np.ndarray) -> int:
+    """sum over distinct codes g of min(count of g in a, count of g in b)."""
+    x = np.sort(a)
+    y = np.sort(b)
+    i = 0
+    j = 0
+    hits = 0
+    while i < x.size and j < y.size:
+        if x[i] < y[j]:
+            i += 1
+        elif x[i] > y[j]:
+            j += 1
+        else:
+            hits += 1
+            i += 1
+            j += 1
+    return hits
+
+
+@njit(cache=True)
+def _skip_bigram_counts(seq: np.ndarray, k: int) -> np.ndarray:
+    """c[a, b] = number of positions i < j with seq[i] = a and seq[j] = b (ids in [0, k))."""
+    counts = np.zeros((k, k), dtype=np.int64)
+    before = np.zeros(k, dtype=np.int64)
+    for j in range(seq.size):
+        counts[:, seq[j]] += before
+        before[seq[j]] += 1
+    return counts
+
+
+@njit(cache=True)
+def _skip_bigram_hits(model: np.ndarray, peer: np.ndarray, n_vocab: int) -> tuple[int, int]:
+    """Clipped skip-bigram hits (any gap) and clipped unigram hits without the last tokens.
+
+    Only tokens present in both texts can match, so both texts are first reduced to those
+    tokens, renumbered ``0 .. k-1``, before the pair counts are tabulated.
+    """
+    in_model = np.zeros(n_vocab, dtype=np.bool_)
+    in_peer = np.zeros(n_vocab, dtype=np.bool_)
+    in_model[model] = True
+    in_peer[peer] = True
+    code = np.full(n_vocab, -1, dtype=np.int64)
+    k = 0
+    for t in range(n_vocab):
+        if in_model[t] and in_peer[t]:
+            code[t] = k
+            k += 1
+    unigram_hits = _clipped_hits(model[:-1], peer[:-1])
+    if k == 0:
+        return 0, unigram_hits
+    m = code[model]
+    p = code[peer]
+    cm = _skip_bigram_counts(m[m >= 0], k)
+    cp = _skip_bigram_counts(p[p >= 0], k)
+    return int(np.minimum(cm, cp).sum()), unigram_hits
+
+
+@njit(cache=True)
+def _mark_lcs(
+    model: np.ndarray, peer: np.ndarray, hit: np.ndarray, weighted: bool, weight: float
+) -> None:
+    """Set ``hit[i]`` for the model positions on the (W)LCS path, as ``lcs_inner``/``markLCS``.
+
+    Equal tokens go diagonal; otherwise up (drop a model token) when
+    ``c[i-1][j] >= c[i][j-1]``, else left. With ``weighted`` the table holds WLCS scores,
+    each match adding ``(k+1)^w - k^w`` after a run of k consecutive matches.
+    """
+    m, n = model.size, peer.size
+    if m == 0:
+        return
+    c = np.zeros((m + 1, n + 1))
+    run = np.zeros((m + 1, n + 1), dtype=np.int64)
+    move = np.zeros((m + 1, n + 1), dtype=np.int8)  # 1 diagonal, 2 up, 3 left
+    for i in range(1, m + 1):
+        for j in range(1, n + 1):
+            if model[i - 1] == peer[j - 1]:
+                if weighted:
+                    k = run[i - 1, j - 1]
+                    c[i, j] = c[i - 1, j - 1] + (k + 1.0) ** weight - float(k) ** weight
+                    run[i, j] = k + 1
+                else:
+                    c[i, j] = c[i - 1, j - 1] + 1.0
+                move[i, j] = 1
+            elif c[i - 1, j] >= c[i, j - 1]:
+                c[i, j] = c[i - 1, j]
+                move[i, j] = 2
+            else:
+                c[i, j] = c[i, j - 1]
+                move[i, j] = 3
+    i, j = m, n
+    while i != 0 and j != 0:
+        if move[i, j] == 1:
+            i -= 1
+            j -= 1
+            hit[i] = True
+        elif move[i, j] == 2:
+            i -= 1
+        else:
+            j -= 1
+
+
+@njit(cache=True)
+def _lcs_hits(
+    ids: np.ndarray,
+    model_sents: np.ndarray,
+    peer_sents: np.ndarray,
+    n_vocab: int,
+    weighted: bool,
+    weight: float,
+) -> tuple[float, float]:
+    """Summary-level (W)LCS hits and model base of ROUGE-1.5.5's ``lcs``/``wlcs``.
+
+    Parameters
+    ----------
+    ids : ndarray
+        Flat token ids.
+    model_sents, peer_sents : ndarray
+        Sentence boundaries (offsets into ``ids``, the last one the end) of the model
+        (reference) and of the peer (candidate).
+    n_vocab : int
+        Number of distinct ids.
+    weighted : bool
+        WLCS instead of LCS.
+    weight : float
+        WLCS exponent w.
+
+    Returns
+    -------
+    (float, float)
+        ``hit``: the number of clipped union-LCS tokens (LCS) or the sum of ``run^w`` over runs
+        of consecutive hit model positions (WLCS); ``base``: sum of ``|m_i|`` or ``|m_i|^w``.
+    """
+    model_left = np.zeros(n_vocab, dtype=np.int64)
+    peer_left = np.zeros(n_vocab, dtype=np.int64)
+    for t in ids[model_sents[0] : model_sents[-1]]:
+        model_left[t] += 1
+    for t in ids[peer_sents[0] : peer_sents[-1]]:
+        peer_left[t] += 1
+    hit_total = 0.0
+    base = 0.0
+    for s in range(model_sents.size - 1):
+        model = ids[model_sents[s] : model_sents[s + 1]]
+        mask = np.zeros(model.size, dtype=np.bool_)
+        base += float(model.size) ** weight if weighted else float(model.size)
+        for r in range(peer_sents.size - 1):
+            _mark_lcs(model, ids[peer_sents[r] : peer_sents[r + 1]], mask, weighted, weight)
+        run = 0
+        for j in range(model.size):
+            t = model[j]
+            if mask[j] and model_left[t] > 0 and peer_left[t] > 0:
+                if weighted:
+                    run += 1
+                    if j + 1 == model.size or not mask[j + 1]:
+                        hit_total += float(run) ** weight
+                        run = 0
+                else:
+                    hit_total += 1.0
+                model_left[t] -= 1
+                peer_left[t] -= 1
+    return hit_total, base
+
+
+def _round5(x: np.ndarray) -> np.ndarray:
+    """Round as Perl's ``sprintf("%7.5f")`` (correctly rounded decimal conversion)."""
+    return np.array([float(f"{v:.5f}") for v in x.tolist()], dtype=np.float64)
+
+
+def _prf(
+    hits: np.ndarray,
+    model_count: np.ndarray,
+    peer_count: np.ndarray,
+    rounded: bool,
+    power: float = 1.0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Recall, precision, F (alpha = 0.5) as ROUGE-1.5.5 derives them; 0 where undefined."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(model_count > 0, (hits / model_count) ** (1.0 / power), 0.0)
+        p = np.where(peer_count > 0, (hits / peer_count) ** (1.0 / power), 0.0)
+        if rounded:
+            r, p = _round5(r), _round5(p)
+        den = (1 - ALPHA) * p + ALPHA * r
+        f = np.where(den > 0, p * r / den, 0.0)
+    return r, p, (_round5(f) if rounded else f)
+
+
+def _store(out: dict[str, np.ndarray], variant: str, prf: tuple[np.ndarray, ...]) -> None:
+    for part, values in zip(PARTS, prf, strict=True):
+        out[f"{variant} {part}"] = values
+
+
+@register("rouge", MEASURES, family="string", reference=True)
+def rouge(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
+    """ROUGE-N (N = 1..4), -L, -W-1.2, -S*, -SU*: recall, precision and F-score.
+
+    The candidate is the peer, the reference the model. With clipped hit counts ``h``, model
+    count ``M`` and peer count ``P``: recall ``R = h / M``, precision ``P' = h / P``,
+    ``F = P' R / (0.5 P' + 0.5 R)``; 0 when a denominator is 0.
+
+    - ROUGE-N: ``h = sum_g min(c_ref(g), c_cand(g))`` over n-grams; ``M``, ``P``: n-gram counts.
+    - ROUGE-L: union LCS of each reference sentence with every candidate sentence, clipped by
+      unigram counts; ``M``, ``P``: token counts.
+    - ROUGE-W-1.2: weighted LCS with ``f(k) = k^1.2``; recall ``f^-1(h / sum_i f(|m_i|))``
+      (clean) or ``f^-1(h / f(sum_i f(|m_i|)))`` (``hanna_compat``, as ROUGE-1.5.5),
+      precision ``f^-1(h / f(P))``.
+    - ROUGE-S*: skip-bigrams with any gap, ``M = |m|(|m|-1)/2``; ROUGE-SU* adds the unigrams of
+      all tokens but the last, ``M = |m|(|m|-1)/2 + |m| - 1``.
+
+    Parameters
+    ----------
+    texts : Texts
+        References and candidates (prompts unused).
+    config : ScoringConfig
+        ``hanna_compat``: the pyrouge/ROUGE-1.5.5 quirks of the module docstring.
+
+    Returns
+    -------
+    dict of str to ndarray
+        One float64 array per measure in :data:`MEASURES`.
+
+    References
+    ----------
+    Lin (2004), ROUGE: A Package for Automatic Evaluation of Summaries, ACL Workshop Text
+    Summarization Branches Out. Chhun et al. (2022), COLING, Tab. 1 (via SummEval).
+    """
+    compat = config.hanna_compat
+    vocab = Vocabulary()
+    n = len(texts)
+    refs = _encode([rouge_sentences(t, compat) for t in texts.references], vocab)
+    cands = _encode([rouge_sentences(t, compat) for t in texts.candidates], vocab)
+    split = [
+        [u.ids[u.text_start[i] : u.text_start[i + 1]] for i in range(n)] for u in (refs, cands)
+    ]
+    codes = ngram_codes([*split[0], *split[1]], MAX_N, len(vocab))
+    out: dict[str, np.ndarray] = {}
+    m_len = np.diff(refs.text_start).astype(np.float64)
+    p_len = np.diff(cands.text_start).astype(np.float64)
+    for order in range(1, MAX_N + 1):
+        grams = codes[order - 1]
+        hits = np.array([_clipped_hits(grams[i], grams[n + i]) for i in range(n)], np.float64)
+        counts = [np.maximum(length - order + 1, 0) for length in (m_len, p_len)]
+        _store(out, f"ROUGE-{order}", _prf(hits, *counts, compat))
+
+    lcs = np.zeros((2, 2, n))  # (L, W) x (hit, base) x items
+    ids = np.concatenate([refs.ids, cands.ids])
+    offset = refs.ids.size
+    for i in range(n):
+        model_sents = refs.sent_start[refs.text_sent[i] : refs.text_sent[i + 1] + 1]
+        peer_sents = cands.sent_start[cands.text_sent[i] : cands.text_sent[i + 1] + 1] + offset
+        for w, weighted in enumerate((False, True)):
+            lcs[w, :, i] = _lcs_hits(ids, model_sents, peer_sents, len(vocab), weighted, WEIGHT)
+    _store(out, "ROUGE-L", _prf(lcs[0, 0], lcs[0, 1], p_len, compat))
+    w_base = lcs[1, 1] ** WEIGHT if compat else lcs[1, 1]
+    _store(out, "ROUGE-W-1.2", _prf(lcs[1, 0], w_base, p_len**WEIGHT, compat, WEIGHT))
+
+    skip = np.array(
+        [_skip_bigram_hits(split[0][i], split[1][i], len(vocab)) for i in range(n)], np.float64
+    ).reshape(n, 2)
+    pairs = [length * (length - 1) / 2 for length in (m_len, p_len)]
+    _store(out, "ROUGE-S*", _prf(skip[:, 0], *pairs, compat))
+    su = [pairs[k] + np.maximum((m_len, p_len)[k] - 1, 0) for k in range(2)]
+    _store(out, "ROUGE-SU*", _prf(skip[:, 0] + skip[:, 1], *su, compat))
+    return out
