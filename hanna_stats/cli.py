@@ -271,6 +271,40 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_source(p)
     p.set_defaults(run=_cmd_report)
+
+    p = sub.add_parser(
+        "score",
+        help="compute the paper's metrics from texts into a store or a tidy file",
+        description="Score stories with registered metrics (--list shows them). --input is a "
+        "CSV/Parquet/JSONL file with columns input,system,prompt,reference,story[,item], or a "
+        "HANNA story file as it is. Scores go into the --db store as measures (one "
+        "transaction; already scored (item, metric) pairs are skipped unless --force) and/or "
+        "to --out (CSV or Parquet by extension: item,input,system,metric,value).",
+    )
+    p.add_argument("--list", action="store_true", help="print the metric registry and exit")
+    _add_format(p)
+    p.add_argument(
+        "--metrics",
+        default="all-string",
+        help="comma-separated metric or scorer names, 'all-string' (default) or 'all'",
+    )
+    p.add_argument("--input", type=Path, metavar="FILE", help="texts to score")
+    p.add_argument("--db", type=Path, metavar="FILE", help="store file to write the scores into")
+    p.add_argument("--out", type=Path, metavar="FILE", help="tidy table to write (.csv, .parquet)")
+    p.add_argument(
+        "--hanna-compat", action="store_true", help="reproduce the published HANNA values"
+    )
+    p.add_argument("--force", action="store_true", help="recompute scores already in the store")
+    p.add_argument("--device", help="torch device for model-based metrics (cpu, cuda)")
+    p.add_argument("--batch-size", type=int, default=32, help="batch size of model-based metrics")
+    p.add_argument(
+        "--model",
+        action="append",
+        default=[],
+        metavar="NAME=PATH",
+        help="checkpoint override for a model-based metric (repeatable)",
+    )
+    p.set_defaults(run=_cmd_score)
     return parser
 
 
@@ -402,6 +436,55 @@ def _cmd_report(args: argparse.Namespace) -> int:
     out = write_report(_open(args), args.out, settings, tables=args.tables)
     print(out)
     return 0
+
+
+def _cmd_score(args: argparse.Namespace) -> int:
+    import scoring
+    from scoring.io import read_texts
+    from scoring.registry import ScoringConfig
+    from scoring.run import resolve_metrics, score_input, score_into_store
+
+    if args.list:
+        table = scoring.list_metrics().select(
+            "metric", "family", "reference", "symbol", "available", "scorer"
+        )
+        _emit(table, args.format)
+        return 0
+    if args.input is None or (args.db is None and args.out is None):
+        raise ValueError("score needs --input FILE and --db FILE and/or --out FILE (or --list)")
+    models = dict(_name_path(m) for m in args.model)
+    config = ScoringConfig(
+        hanna_compat=args.hanna_compat,
+        device=args.device,
+        batch_size=args.batch_size,
+        models=models,
+    )
+    metrics = resolve_metrics(args.metrics)
+    data = read_texts(args.input)
+    if args.db is not None:
+        con = open_store(args.db)
+        try:
+            tidy = score_into_store(con, data, metrics, config, force=args.force)
+        finally:
+            con.close()
+        print(f"{args.input}: {tidy.height} scores written to {args.db}")
+    else:
+        tidy = score_input(data, metrics, config)
+    if args.out is not None:
+        if args.out.suffix.lower() in (".parquet", ".pq"):
+            tidy.write_parquet(args.out)
+        else:
+            tidy.write_csv(args.out)
+        print(f"{args.out}: {tidy.height} scores")
+    return 0
+
+
+def _name_path(text: str) -> tuple[str, str]:
+    """'NAME=PATH' -> (NAME, PATH)."""
+    name, sep, path = text.partition("=")
+    if not sep or not name or not path:
+        raise ValueError(f"--model expects NAME=PATH, got {text!r}")
+    return name, path
 
 
 def _analysis(target: str, *, empty_note: str | None = None) -> Callable[..., int]:

@@ -1,0 +1,192 @@
+"""Read the texts to score: a generic CSV/Parquet/JSONL file, or the HANNA story files as they are.
+
+Three shapes are recognised by their columns:
+
+- generic: ``input, system, prompt, reference, story`` and optionally ``item`` (default item
+  name ``"<system>/<input>"``);
+- ``hanna_stories_annotations.csv`` (``Story ID, Prompt, Human, Story, Model``, one row per
+  rating): one item per Story ID, named as :mod:`hanna_stats.store.hanna` names HANNA items
+  (item = Story ID, input = Story ID mod the number of prompts, system = Model), so its scores
+  land on the items of the HANNA metric files;
+- ``hanna_llm_stories.csv`` (``Prompt, Human, Story, Model``): input = index of the prompt in
+  order of first appearance (HANNA's prompt order), system = Model, item ``"<Model>/<input>"``.
+
+Prompts are required; a missing reference is refused only when a reference-based metric is
+asked for (:func:`to_texts`); an empty story is scored as an empty text (each metric's
+docstring says what it gives).
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from hanna_stats.store.source import Source, decode_text, read_source
+from scoring.registry import Texts
+
+COLUMNS = ("item", "input", "system", "prompt", "reference", "story")
+GENERIC = ("input", "system", "prompt", "reference", "story")
+_ANNOTATIONS = ("Story ID", "Prompt", "Human", "Story", "Model")
+_LLM_STORIES = ("Prompt", "Human", "Story", "Model")
+
+
+@dataclass(frozen=True)
+class ScoringInput:
+    """Texts read from one file.
+
+    Attributes
+    ----------
+    source : Source
+        The file (name, bytes, SHA-256), for error messages and the store's provenance.
+    frame : polars.DataFrame
+        Columns :data:`COLUMNS` (strings; ``reference`` and ``story`` may be null) and ``row``,
+        the 1-based data row where the item first appears.
+    """
+
+    source: Source
+    frame: pl.DataFrame
+
+
+def _read_frame(source: Source) -> pl.DataFrame:
+    suffix = source.path.suffix.lower()
+    try:
+        if suffix in (".parquet", ".pq"):
+            return pl.read_parquet(io.BytesIO(source.data))
+        if suffix in (".jsonl", ".ndjson"):
+            return pl.read_ndjson(io.StringIO(decode_text(source)))
+        return pl.read_csv(io.StringIO(decode_text(source)), infer_schema=False)
+    except (pl.exceptions.PolarsError, OSError) as exc:
+        raise source.error(f"cannot read the file: {exc}") from None
+
+
+def _text(source: Source, df: pl.DataFrame, column: str) -> pl.Expr:
+    if column not in df.columns:
+        raise source.error("missing column", column=column)
+    if df.schema[column] not in (pl.String, pl.Null):
+        raise source.error(f"expected text, got {df.schema[column]}", column=column)
+    return pl.col(column).cast(pl.String)
+
+
+def _standard(source: Source, df: pl.DataFrame) -> pl.DataFrame:
+    """Map the recognised shapes onto :data:`COLUMNS` plus ``row``."""
+    df = df.with_row_index("row", offset=1).with_columns(pl.col("row").cast(pl.Int64))
+    cols = set(df.columns)
+    if set(_ANNOTATIONS) <= cols:
+        text = {c: _text(source, df, c) for c in _ANNOTATIONS}
+        story_id = text["Story ID"].str.strip_chars()
+        df = df.select(
+            story_id.alias("item"),
+            text["Model"].str.strip_chars().alias("system"),
+            text["Prompt"].alias("prompt"),
+            text["Human"].alias("reference"),
+            text["Story"].alias("story"),
+            "row",
+        )
+        bad = df.filter(~pl.col("item").str.contains(r"^\d+$").fill_null(False)).head(1)
+        if bad.height:
+            raise source.error(
+                "expected a non-negative integer", row=bad["row"][0], column="Story ID"
+            )
+        df = df.unique("item", keep="first", maintain_order=True)
+        n_prompts = df["prompt"].n_unique()
+        return df.with_columns(
+            (pl.col("item").cast(pl.Int64) % n_prompts).cast(pl.String).alias("input")
+        ).select(*COLUMNS, "row")
+    if set(_LLM_STORIES) <= cols:
+        text = {c: _text(source, df, c) for c in _LLM_STORIES}
+        df = df.select(
+            text["Model"].str.strip_chars().alias("system"),
+            text["Prompt"].alias("prompt"),
+            text["Human"].alias("reference"),
+            text["Story"].alias("story"),
+            "row",
+        )
+        order = df["prompt"].unique(maintain_order=True).drop_nulls()
+        index = pl.DataFrame({"prompt": order, "input": [str(i) for i in range(order.len())]})
+        df = df.join(index, on="prompt", how="left", maintain_order="left")
+        return df.with_columns(pl.concat_str("system", pl.lit("/"), "input").alias("item")).select(
+            *COLUMNS, "row"
+        )
+    exprs = [_text(source, df, c).alias(c) for c in GENERIC]
+    for key in ("input", "system"):
+        exprs[GENERIC.index(key)] = exprs[GENERIC.index(key)].str.strip_chars()
+    item = (
+        _text(source, df, "item").str.strip_chars()
+        if "item" in cols
+        else pl.concat_str(pl.col("system").str.strip_chars(), pl.lit("/"), pl.col("input"))
+    )
+    return df.select(item.alias("item"), *exprs, "row").select(*COLUMNS, "row")
+
+
+def _first(df: pl.DataFrame, mask: pl.Expr) -> dict | None:
+    hit = df.filter(mask).head(1)
+    return hit.row(0, named=True) if hit.height else None
+
+
+def read_texts(path: str | Path) -> ScoringInput:
+    """Read and validate a file of texts to score.
+
+    Parameters
+    ----------
+    path : str or Path
+        CSV (UTF-8), Parquet or JSONL (``.jsonl``/``.ndjson``) in one of the module's shapes.
+
+    Returns
+    -------
+    ScoringInput
+        One row per item, in file order.
+
+    Raises
+    ------
+    InputError
+        Naming file, row and column: unreadable file, bytes that are not UTF-8, a missing
+        column, an empty item, input, system or prompt, or two rows for the same item or the
+        same (input, system) with different texts.
+    DataNotFoundError
+        If the file does not exist.
+    """
+    source = read_source(path)
+    df = _standard(source, _read_frame(source))
+    if df.height == 0:
+        raise source.error("no rows to score")
+    for column in ("item", "input", "system", "prompt"):
+        missing = _first(df, pl.col(column).is_null() | (pl.col(column).str.strip_chars() == ""))
+        if missing is not None:
+            what = "a story without its prompt" if column == "prompt" else "empty value"
+            raise source.error(what, row=missing["row"], column=column)
+    for key, what in ((["item"], "item"), (["input", "system"], "(input, system)")):
+        dup = _first(df, ~pl.struct(key).is_first_distinct())
+        if dup is not None:
+            first = _first(df, pl.all_horizontal(pl.col(c) == dup[c] for c in key))
+            names = ", ".join(str(dup[c]) for c in key)
+            raise source.error(
+                f"duplicate {what}: {names} (also row {first['row']})", row=dup["row"]
+            )
+    return ScoringInput(source, df)
+
+
+def to_texts(data: ScoringInput, *, need_reference: bool) -> Texts:
+    """The :class:`~scoring.registry.Texts` of ``data``; a null story counts as empty text.
+
+    Raises
+    ------
+    InputError
+        If ``need_reference`` and a row has no reference text (naming the row).
+    """
+    df = data.frame
+    if need_reference:
+        missing = _first(df, pl.col("reference").is_null() | (pl.col("reference") == ""))
+        if missing is not None:
+            raise data.source.error(
+                "no reference text (needed by the reference-based metrics)",
+                row=missing["row"],
+                column="reference",
+            )
+    return Texts.of(
+        df["prompt"].to_list(),
+        df["reference"].fill_null("").to_list(),
+        df["story"].fill_null("").to_list(),
+    )
