@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from scoring.registry import REGISTRY, ScoringConfig, Texts
 
@@ -84,3 +86,157 @@ def test_bertscore_registered_with_paper_defaults_and_clear_missing_checkpoint()
     texts = Texts.of(["p"], REFERENCES[:1], CANDIDATES[:1])
     with pytest.raises(MissingCheckpointError, match="roberta-large"):
         scorer.compute(texts, ScoringConfig(device="cpu", models={"roberta-large": "/absent"}))
+
+
+# --- MoverScore -----------------------------------------------------------------------------
+
+
+def moverscore_v2_reference(model):
+    """``word_mover_score`` and ``get_idf_dict`` of the PyPI ``moverscore`` 1.0.3 package
+    (``moverscore_v2.py``), run verbatim on our model.
+
+    The module cannot be imported as it is: at import it downloads distilbert to ``cuda:0`` and
+    it uses APIs removed since (``np.float``, ``tokenizer.max_len``). We execute its scoring
+    functions' source with those two names updated, its module-level model replaced by the given
+    one (returning the ``(output, hidden_states, attentions)`` tuple of old transformers), and its
+    process pool by a serial one (functions defined by ``exec`` cannot be pickled)."""
+    import importlib.util
+    import string
+    from collections import Counter, defaultdict
+    from functools import partial
+    from itertools import chain
+    from math import log
+    from pathlib import Path
+
+    from pyemd import emd, emd_with_flow
+
+    from scoring.models._runtime import load_checkpoint
+
+    source = Path(importlib.util.find_spec("moverscore_v2").origin).read_text()
+    source = source[source.index("def truncate") : source.index("import matplotlib")]
+    source = source.replace("tokenizer.max_len", "tokenizer.model_max_length")
+    source = source.replace("np.float)", "np.float64)")
+    tokenizer, encoder = load_checkpoint(model, config(), "encoder")
+
+    class Model:
+        def eval(self):
+            return self
+
+        def __call__(self, input_ids, attention_mask):
+            out = encoder(input_ids=input_ids, attention_mask=attention_mask,
+                          output_hidden_states=True)
+            return out.last_hidden_state, out.hidden_states, None
+
+    class SerialPool:
+        def __init__(self, n):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def map(self, f, items):
+            return list(map(f, items))
+
+    namespace = {
+        "np": np, "torch": torch, "string": string, "emd": emd, "emd_with_flow": emd_with_flow,
+        "log": log, "chain": chain, "defaultdict": defaultdict, "Counter": Counter,
+        "partial": partial, "Pool": SerialPool, "model": Model(), "tokenizer": tokenizer,
+    }
+    exec(compile(source, "moverscore_v2.py", "exec"), namespace)
+    return namespace["word_mover_score"], namespace["get_idf_dict"]
+
+
+def test_moverscore_matches_moverscore_v2_package():
+    from scoring.models.moverscore import moverscore
+
+    word_mover_score, get_idf_dict = moverscore_v2_reference(MODEL)
+    expected = word_mover_score(
+        REFERENCES, CANDIDATES, get_idf_dict(REFERENCES), get_idf_dict(CANDIDATES),
+        stop_words=[], n_gram=1, remove_subwords=True, batch_size=3, device="cpu",
+    )
+    ours = moverscore(CANDIDATES, REFERENCES, config(), model=MODEL)
+    np.testing.assert_allclose(ours, expected, atol=1e-5)
+
+
+def test_moverscore_identical_texts_is_one_and_stop_words_change_it():
+    """Identical texts move every token onto itself at distance 0 (Zhao et al., 2019)."""
+    from scoring.models.moverscore import moverscore
+
+    np.testing.assert_allclose(moverscore(REFERENCES, REFERENCES, config(), model=MODEL), 1.0,
+                               atol=1e-6)
+    plain = moverscore(CANDIDATES, REFERENCES, config(), model=MODEL)
+    fewer = moverscore(CANDIDATES, REFERENCES, config(), model=MODEL, stop_words=["the", "a"])
+    assert np.all(plain < 1) and not np.allclose(plain, fewer)
+
+
+# --- BaryScore (no reference package on PyPI: properties from the papers) ---------------------
+
+
+def unit_cloud(rng, n, d=8):
+    x = rng.normal(size=(n, d))
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def test_entropic_ot_matches_a_converged_pot_plan():
+    """Independent oracle: POT's log-domain Sinkhorn run to convergence, objective evaluated as
+    <P, C> + reg KL(P | a b^T) from its plan."""
+    import ot
+
+    from scoring.models.baryscore import entropic_ot
+
+    rng = np.random.default_rng(1)
+    x, y = unit_cloud(rng, 12), unit_cloud(rng, 9)
+    a, b = np.full(12, 1 / 12), np.full(9, 1 / 9)
+    cost = ot.dist(x, y)
+    ours = entropic_ot(a, b, cost, [1.0, 0.1])
+    for reg, value in zip([1.0, 0.1], ours, strict=True):
+        plan = ot.sinkhorn(a, b, cost, reg, method="sinkhorn_log", numItermax=100000,
+                           stopThr=1e-13)
+        expected = np.sum(plan * cost) + reg * np.sum(plan * np.log(plan / np.outer(a, b)))
+        assert abs(value - expected) < 1e-4
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 10_000), st.integers(2, 15), st.integers(2, 15))
+def test_sinkhorn_divergence_zero_on_identical_and_tends_to_wasserstein(seed, n, m):
+    """Feydy et al. (2019): S_eps(a, a) = 0 and S_eps -> W as eps -> 0."""
+    import ot
+
+    from scoring.models.baryscore import bary_distances
+
+    rng = np.random.default_rng(seed)
+    x, y = unit_cloud(rng, n), unit_cloud(rng, m)
+    regs = (10, 1, 0.1, 0.01, 0.001)
+    same = bary_distances(x, x, regs, hanna_compat=False)
+    np.testing.assert_allclose(same, 0.0, atol=1e-9)
+    w, *sd = bary_distances(x, y, regs, hanna_compat=False)
+    assert w == pytest.approx(ot.emd2(np.full(n, 1 / n), np.full(m, 1 / m), ot.dist(x, y)))
+    assert abs(sd[-1] - w) < 5e-3 * max(w, 1e-3) + 1e-3
+    assert abs(sd[-1] - w) <= abs(sd[1] - w) + 1e-9  # closer at 0.001 than at 1
+
+
+def test_baryscore_compat_sd_is_pot_sinkhorn_cost_decreasing_to_w():
+    """The authors' code reports <P_eps, C> of ot.sinkhorn2: positive even for identical inputs
+    (HANNA's Human row of BaryScore-SD-10 is about 1.2), non-increasing towards W as eps shrinks."""
+    from scoring.models.baryscore import bary_distances
+
+    rng = np.random.default_rng(3)
+    x, y = unit_cloud(rng, 10), unit_cloud(rng, 14)
+    w, *sd = bary_distances(x, y, (10, 1, 0.1, 0.01), hanna_compat=True)
+    assert np.all(np.diff(sd) <= 1e-9) and sd[-1] >= w - 1e-6 and sd[-1] - w < 0.05
+    assert bary_distances(x, x, (10,), hanna_compat=True)[1] > 0.1
+
+
+def test_baryscore_on_minilm_identical_texts_zero_and_different_texts_positive():
+    from scoring.models.baryscore import MEASURES, baryscore
+
+    same = baryscore(REFERENCES[:2], REFERENCES[:2], config(), model=MODEL)
+    assert set(same) == set(MEASURES)
+    for values in same.values():
+        np.testing.assert_allclose(values, 0.0, atol=1e-6)
+    diff = baryscore(CANDIDATES[:2], REFERENCES[:2], config(), model=MODEL, idf=False)
+    assert np.all(diff["BaryScore-W"] > 0.01)
+    assert np.all(np.abs(diff["BaryScore-SD-0.001"] - diff["BaryScore-W"]) < 0.01)
