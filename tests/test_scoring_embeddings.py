@@ -240,3 +240,40 @@ def test_baryscore_on_minilm_identical_texts_zero_and_different_texts_positive()
     diff = baryscore(CANDIDATES[:2], REFERENCES[:2], config(), model=MODEL, idf=False)
     assert np.all(diff["BaryScore-W"] > 0.01)
     assert np.all(np.abs(diff["BaryScore-SD-0.001"] - diff["BaryScore-W"]) < 0.01)
+
+
+# --- DepthScore (no reference package on PyPI: hand-worked cases and properties) --------------
+
+
+def test_irw_depth_hand_worked_in_one_dimension():
+    """Points 0, 1, 2 on directions +1 and -1: ranks (1/3, 2/3, 1) and (1, 2/3, 1/3);
+    min(r, 1 - r) gives (1/3, 1/3, 0) and (0, 1/3, 1/3); the mean is (1/6, 1/3, 1/6)."""
+    from scoring.models.depthscore import irw_depth
+
+    depth = irw_depth(np.array([[0.0], [1.0], [2.0]]), np.array([[1.0], [-1.0]]))
+    np.testing.assert_allclose(depth, [1 / 6, 1 / 3, 1 / 6])
+
+
+@pytest.mark.parametrize("compat", [False, True])
+def test_dr_distance_of_a_shift_is_the_shift(compat):
+    """In 1-D with directions +-1 every trimmed region of x + c is the region of x shifted by c,
+    so both support functions differ by c in absolute value at every level: DR_p = c."""
+    from scoring.models.depthscore import dr_distance
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(20, 1))
+    dirs = np.array([[1.0], [-1.0]])
+    assert dr_distance(x, x + 0.3, dirs, dirs, compat) == pytest.approx(0.3)
+    assert dr_distance(x, x, dirs, dirs, compat) == 0.0
+
+
+def test_depthscore_on_minilm_zero_for_identical_positive_otherwise_and_repeatable():
+    from scoring.models.depthscore import depthscore
+
+    np.testing.assert_allclose(depthscore(REFERENCES, REFERENCES, config(), model=MODEL, layer=4),
+                               0.0)
+    first = depthscore(CANDIDATES, REFERENCES, config(), model=MODEL, layer=4)
+    assert np.all(first > 0)
+    # another batch size pads differently: float32 noise only, the directions are the same
+    again = depthscore(CANDIDATES, REFERENCES, config(3), model=MODEL, layer=4)
+    np.testing.assert_allclose(first, again, atol=1e-6)
