@@ -24,14 +24,15 @@ ITEM_COLUMNS = ("item", "input", "system", "prompt", "reference", "story", "row"
 
 def scored_pairs(con: duckdb.DuckDBPyConnection, measures: list[str]) -> pl.DataFrame:
     """(item, measure) pairs of ``measures`` that already hold a non-null value in the store."""
-    return con.execute(
+    rows = con.execute(
         """
         SELECT it.name AS item, m.name AS measure
         FROM scores s JOIN items it USING (item_id) JOIN measures m USING (measure_id)
         WHERE s.value IS NOT NULL AND list_contains($measures, m.name)
         """,
         {"measures": measures},
-    ).pl()
+    ).fetchall()
+    return pl.DataFrame(rows, schema={"item": pl.String, "measure": pl.String}, orient="row")
 
 
 def write_scores(
