@@ -271,7 +271,7 @@ def topk_lines(frame: pl.DataFrame, *, name: str, title: str) -> alt.FacetChart:
     )
     highlight = (
         alt.Chart(name=f"{name}_chosen")
-        .mark_line(strokeWidth=2.5, point=True, color="#d62728")
+        .mark_line(strokeWidth=2.5, point=alt.OverlayMarkDef(color="#d62728"), color="#d62728")
         .encode(
             x=x,
             y="abs_statistic:Q",

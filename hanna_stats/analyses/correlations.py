@@ -31,10 +31,11 @@ from hanna_stats.analyses._common import (
     KERNEL_LEVEL,
     LEVELS,
     check_choice,
+    check_kinds,
     criteria_cube,
 )
 from hanna_stats.kernels import UndefinedCorrelationError, level_correlation, pairwise_accuracy
-from hanna_stats.store import Cube
+from hanna_stats.store import Cube, load_cube
 
 Level = Literal["story", "system", "global"]
 Method = Literal["pearson", "spearman", "kendall", "acc_eq"]
@@ -114,7 +115,11 @@ def correlate(
     check_choice("method", method, COEFFICIENTS)
     check_choice("against", against, AGAINST)
     check_choice("variant", variant, ("a", "b", "c"))
-    cube = criteria_cube(con, kinds, include_human)
+    if against == "metrics":  # needs no human criteria
+        check_kinds(kinds)
+        cube = load_cube(con, kinds=kinds, include_human=include_human)
+    else:
+        cube = criteria_cube(con, kinds, include_human)
     kinds = np.asarray(cube.kinds)
     human = kinds == "human"
     rows, cols = {
