@@ -40,6 +40,12 @@ class Encoded:
     hidden: np.ndarray
 
 
+def unit(x: np.ndarray) -> np.ndarray:
+    """Rows of ``x`` (any leading shape) divided by their Euclidean norm, in float64."""
+    x = x.astype(np.float64)
+    return x / (np.linalg.norm(x, axis=-1, keepdims=True) + 1e-30)
+
+
 def max_length(tokenizer, model) -> int:
     """Tokens a text is truncated to: the tokenizer's limit, capped by the position table."""
     limit = getattr(model.config, "max_position_embeddings", None) or tokenizer.model_max_length

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from scoring.models._embed import encode, idf_weights, tokenize
+from scoring.models._embed import encode, idf_weights, tokenize, unit
 from scoring.models._runtime import load_checkpoint
 from scoring.registry import ScoringConfig, Texts, register
 
@@ -191,8 +191,7 @@ def baryscore(
 
     def barycentre(enc, weigh) -> np.ndarray:
         w = weigh(enc.ids) if weigh is not None else np.ones(len(enc.ids))
-        clouds = enc.hidden / np.linalg.norm(enc.hidden, axis=-1, keepdims=True)
-        return wasserstein_barycentre(clouds, w / w.sum())
+        return wasserstein_barycentre(unit(enc.hidden), w / w.sum())
 
     scores = np.array(
         [

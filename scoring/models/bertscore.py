@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from scoring.models._embed import encode, idf_weights, tokenize
+from scoring.models._embed import encode, idf_weights, tokenize, unit
 from scoring.models._runtime import load_checkpoint
 from scoring.registry import ScoringConfig, Texts, register
 
@@ -21,10 +21,6 @@ LAYER = 17
 #: sentence pairs (bert-score's ``rescale_baseline/en/roberta-large.tsv``, Zhang et al., Sec. 5).
 ROBERTA_LARGE_L17_BASELINE = (0.83150584, 0.8314941, 0.83122575)
 MEASURES = ("BERTScore Precision", "BERTScore Recall", "BERTScore F1")
-
-
-def _unit(x: np.ndarray) -> np.ndarray:
-    return x / np.linalg.norm(x, axis=-1, keepdims=True)
 
 
 def greedy_match(
@@ -49,7 +45,7 @@ def greedy_match(
     (float, float)
         Precision and recall.
     """
-    sim = _unit(candidate.astype(np.float64)) @ _unit(reference.astype(np.float64)).T
+    sim = unit(candidate) @ unit(reference).T
     wc, wr = w_candidate.sum(), w_reference.sum()
     p = float(w_candidate @ sim.max(axis=1) / wc) if wc > 0 else 0.0
     r = float(w_reference @ sim.max(axis=0) / wr) if wr > 0 else 0.0

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from scoring.models._embed import encode
+from scoring.models._embed import encode, unit
 from scoring.registry import ScoringConfig, Texts, register
 
 MODEL = "bert-base-uncased"
@@ -115,13 +115,9 @@ def depthscore(
     dim = refs[0].hidden.shape[-1]
     depth_dirs, support_dirs = sphere(N_DIRECTIONS, dim, rng), sphere(N_DIRECTIONS, dim, rng)
 
-    def cloud(hidden: np.ndarray) -> np.ndarray:
-        x = hidden[0].astype(np.float64)
-        return x / np.linalg.norm(x, axis=1, keepdims=True)
-
     return np.array(
         [
-            dr_distance(cloud(r.hidden), cloud(c.hidden), depth_dirs, support_dirs,
+            dr_distance(unit(r.hidden[0]), unit(c.hidden[0]), depth_dirs, support_dirs,
                         config.hanna_compat)
             for r, c in zip(refs, cands, strict=True)
         ]

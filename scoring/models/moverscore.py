@@ -14,16 +14,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from scoring.models._embed import encode, idf_weights, tokenize
+from scoring.models._embed import encode, idf_weights, tokenize, unit
 from scoring.models._runtime import load_checkpoint
 from scoring.registry import ScoringConfig, Texts, register
 
 MODEL = "distilbert-base-uncased"
 _PUNCTUATION = frozenset(string.punctuation)
-
-
-def _unit(x: np.ndarray) -> np.ndarray:
-    return x / (np.linalg.norm(x, axis=-1, keepdims=True) + 1e-30)
 
 
 def word_mover(
@@ -44,7 +40,7 @@ def word_mover(
     a, b = w_reference.sum(), w_candidate.sum()
     if a <= 0 or b <= 0:
         return float("nan")
-    x, y = _unit(reference.astype(np.float64)), _unit(candidate.astype(np.float64))
+    x, y = unit(reference), unit(candidate)
     cost = np.sqrt(np.maximum(ot.dist(x, y, metric="sqeuclidean"), 0.0))
     return 1.0 - float(ot.emd2(w_reference / a, w_candidate / b, cost))
 
