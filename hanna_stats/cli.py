@@ -263,12 +263,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--ties", choices=["average", "min", "max"], default="average", help="Borda tie rule"
     )
-    p.add_argument(
-        "--kinds",
-        type=_comma_list,
-        default=("metric",),
-        help="automatic measure kinds, comma-separated: metric (default, the paper), llm-judge",
-    )
+    _add_kinds(p)
     _add_source(p)
     p.set_defaults(run=_cmd_report)
 
@@ -334,14 +329,18 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--include-human", action="store_true", help="keep the human-written stories as a system"
     )
+    _add_kinds(p)
+    _add_source(p)
+    _add_format(p)
+
+
+def _add_kinds(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--kinds",
         type=_comma_list,
         default=("metric",),
         help="automatic measure kinds, comma-separated: metric (default, the paper), llm-judge",
     )
-    _add_source(p)
-    _add_format(p)
 
 
 def _add_no_human(p: argparse.ArgumentParser) -> None:

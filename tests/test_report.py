@@ -13,7 +13,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from test_paper_golden import TAB5, _paper_round  # the paper's Tab. 5, transcribed there
+from test_paper_golden import CRIT, TAB5, _paper_round  # the paper's Tab. 5, transcribed there
 
 from hanna_stats.cli import main
 from hanna_stats.store import build_hanna_store, ingest_tidy, open_store
@@ -30,14 +30,6 @@ SECTION_IDS = [
     "williams",
     "borda",
 ]
-ABBREVIATION = {
-    "RE": "Relevance",
-    "CH": "Coherence",
-    "EM": "Empathy",
-    "SU": "Surprise",
-    "EG": "Engagement",
-    "CX": "Complexity",
-}
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +98,7 @@ def test_tables_are_written_as_csv_and_parquet(hanna_report):
 def test_top_metrics_table_reproduces_tab5(hanna_report):
     top = pl.read_csv(hanna_report[1] / "top_metrics.csv")
     for (level, abbr), expected in TAB5.items():
-        rows = top.filter((pl.col("level") == level) & (pl.col("criterion") == ABBREVIATION[abbr]))
+        rows = top.filter((pl.col("level") == level) & (pl.col("criterion") == CRIT[abbr]))
         assert rows["measure"].to_list() == [m for m, _ in expected]
         got = [_paper_round(100 * v) for v in rows["abs_statistic"]]
         assert got == [v for _, v in expected]
