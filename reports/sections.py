@@ -68,6 +68,7 @@ class Study:
     con: duckdb.DuckDBPyConnection
     settings: ReportSettings
     n_systems: int  # systems compared (human-written ones excluded)
+    n_rated_systems: int  # of those, the ones with ratings of the human criteria
     n_inputs: int
     criteria: tuple[str, ...]
     metrics: tuple[str, ...]
@@ -83,14 +84,17 @@ class Study:
             "WHERE kind = 'human' OR list_contains(?, kind) ORDER BY position, name",
             [kinds],
         ).fetchall()
-        ((n_systems, n_inputs, n_ratings),) = con.execute(
+        ((n_systems, n_rated, n_inputs, n_ratings),) = con.execute(
             "SELECT (SELECT count(*) FROM systems WHERE NOT is_human), "
+            "(SELECT count(DISTINCT system) FROM story_scores "
+            " WHERE kind = 'human' AND NOT is_human AND value IS NOT NULL), "
             "(SELECT count(*) FROM inputs), (SELECT count(*) FROM ratings)"
         ).fetchall()
         return cls(
             con=con,
             settings=settings,
             n_systems=n_systems,
+            n_rated_systems=n_rated,
             n_inputs=n_inputs,
             criteria=tuple(n for n, k, _ in measures if k == "human"),
             metrics=tuple(n for n, k, _ in measures if k != "human"),
@@ -99,14 +103,18 @@ class Study:
         )
 
     def missing(self, *, criteria: bool = False, metrics: bool = False, systems: int = 0) -> str:
-        """Why a section cannot be computed, or ``""`` when it can."""
+        """Why a section cannot be computed, or ``""`` when it can.
+
+        ``systems``: the number of systems needed (rated ones when ``criteria``)."""
         reasons = []
         if criteria and not self.criteria:
             reasons.append("no human criteria (measures with rater-level ratings or of kind human)")
         if metrics and not self.metrics:
             reasons.append(f"no automatic measures of kinds {', '.join(self.settings.kinds)}")
-        if self.n_systems < systems:
-            reasons.append(f"{self.n_systems} systems (at least {systems} needed)")
+        have = self.n_rated_systems if criteria else self.n_systems
+        if have < systems:
+            rated = "rated " if criteria else ""
+            reasons.append(f"{have} {rated}systems (at least {systems} needed)")
         return "; ".join(reasons)
 
 
@@ -401,13 +409,13 @@ def top_k(study: Study) -> Section:
         "|Pearson r| at system level on the k best systems by each criterion, k decreasing to "
         "the right: grey lines are metrics, the dashed line their median, the red line the "
         "metric picked in the drop-down.",
-        {"level": "system", "method": "pearson", "k": f"4..{study.n_systems}"},
+        {"level": "system", "method": "pearson", "k": f"4..{study.n_rated_systems}"},
     )
     why = study.missing(criteria=True, metrics=True, systems=5)
     if why:
         return _absent(section, why)
     frame = rankings.topk(
-        study.con, ks=range(4, study.n_systems + 1), kinds=study.settings.kinds
+        study.con, ks=range(4, study.n_rated_systems + 1), kinds=study.settings.kinds
     ).with_columns(pl.col("statistic").abs().alias("abs_statistic"))
     section.blocks += [
         Chart(

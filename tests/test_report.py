@@ -171,9 +171,9 @@ def test_generic_study_with_few_systems(tmp_path):
     out = write_report(con, tmp_path / "study.html", ReportSettings(resamples=20))
     text = out.read_text(encoding="utf-8")
     topk = re.search(r'<section id="topk">(.*?)</section>', text, re.S).group(1)
-    assert "3 systems (at least 5 needed)" in topk
+    assert "3 rated systems (at least 5 needed)" in topk
     williams = re.search(r'<section id="williams">(.*?)</section>', text, re.S).group(1)
-    assert "3 systems (at least 4 needed)" in williams
+    assert "3 rated systems (at least 4 needed)" in williams
     criteria = re.search(r'<section id="criteria">(.*?)</section>', text, re.S).group(1)
     assert 'id="table-agreement"' in criteria  # two raters: agreement computed
     assert 'id="table-system_means"' in criteria

@@ -140,13 +140,17 @@ def topk(
     check_choice("level", level, ("story", "system"))
     cube = criteria_cube(con, kinds, include_human)
     human = np.array([k == "human" for k in cube.kinds])
-    n_systems = len(cube.systems)
+    # Systems without any rating of the human criteria (e.g. newly scored ones) cannot rank.
+    rated = ~np.isnan(cube.values[human]).all(axis=(0, 1))
+    n_systems = int(rated.sum())
     ks = sorted(set(ks))
     if not ks or ks[0] < 3 or ks[-1] > n_systems:
-        raise ValueError(f"ks must lie between 3 and the number of systems ({n_systems})")
+        raise ValueError(f"ks must lie between 3 and the number of rated systems ({n_systems})")
     frames = []
     for c in np.flatnonzero(human):
-        order = np.argsort(-np.nanmean(cube.values[c], axis=0), kind="stable")
+        means = np.full(len(cube.systems), -np.inf)
+        means[rated] = np.nanmean(cube.values[c][:, rated], axis=0)
+        order = np.argsort(-means, kind="stable")
         for k in ks:
             keep = order[:k]
             sub = replace(
