@@ -222,3 +222,125 @@ def test_depthscore_on_minilm_zero_for_identical_positive_otherwise_and_repeatab
     # another batch size pads differently: float32 noise only, the directions are the same
     again = depthscore(CANDIDATES, REFERENCES, config(3), model=MODEL, layer=4)
     np.testing.assert_allclose(first, again, atol=1e-6)
+
+
+# --- ROUGE-WE-3 (no package on PyPI runs SummEval's code offline: hand-worked cases) ----------
+
+
+def write_vectors(path, vectors, header=True):
+    """A word2vec text file (with the "<words> <dim>" header line when ``header``)."""
+    lines = [f"{len(vectors)} {len(next(iter(vectors.values())))}"] if header else []
+    lines += [" ".join([w, *(f"{x:.17g}" for x in v)]) for w, v in vectors.items()]
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def one_hot(words):
+    eye = np.eye(len(words))
+    return {w: eye[i] for i, w in enumerate(words)}
+
+
+def rouge3_by_hand(candidate, reference):
+    """Clipped trigram overlap over lowercased \\w+ tokens (Lin, 2004), with Counter."""
+    from collections import Counter
+
+    def grams(text):
+        w = text.lower().split()
+        return Counter(zip(w, w[1:], w[2:], strict=False))
+
+    c, r = grams(candidate), grams(reference)
+    m = sum((c & r).values())
+    recall, precision = m / max(r.total(), 1), m / max(c.total(), 1)
+    return recall, precision, 2 * precision * recall / (precision + recall) if m else 0.0
+
+
+WORDS = "the cat sat on a mat and dog ran in park it rained all day".split()
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.permutations(WORDS), st.integers(0, 15), st.integers(0, 15),
+       st.lists(st.sampled_from(WORDS), max_size=6))
+def test_rouge_we_with_one_hot_vectors_is_rouge_3(tmp_path_factory, words, cut, keep, extra):
+    """Orthogonal vectors: two different trigrams of distinct words have sum vectors with
+    cosine at most 2/3 < 0.8, so only identical trigrams (or permutations) match. Texts whose
+    trigrams repeat a word or permute another trigram are left out (there the sum composition
+    matches more than ROUGE-3: see test_rouge_we_sum_composition_matches_permutations)."""
+    from hypothesis import assume
+
+    from scoring.models.rouge_we import rouge_we
+
+    cand, ref = words[:keep], words[cut:] + extra  # overlapping texts
+    grams = [tuple(t[i : i + 3]) for t in (cand, ref) for i in range(len(t) - 2)]
+    assume(all(len(set(g)) == 3 for g in grams))
+    assume(len({frozenset(g) for g in grams}) == len(set(grams)))
+    path = write_vectors(tmp_path_factory.mktemp("wv") / "v.txt", one_hot(WORDS))
+    out = rouge_we([" ".join(cand)], [" ".join(ref)], ScoringConfig(models={"deps.words": path}))
+    expected = rouge3_by_hand(" ".join(cand), " ".join(ref))
+    got = [out[f"ROUGE-WE-3 {p}"][0] for p in ("Recall", "Precision", "F-Score")]
+    np.testing.assert_allclose(got, expected, atol=1e-12)
+
+
+def test_rouge_we_identical_texts_is_one_and_short_texts_zero(tmp_path):
+    from scoring.models.rouge_we import rouge_we
+
+    path = write_vectors(tmp_path / "v.txt", one_hot(WORDS), header=False)
+    cfg = ScoringConfig(models={"deps.words": path})
+    text = "The cat sat on a mat, and the dog ran in the park! It rained (all day)."
+    out = rouge_we([text, "the cat"], [text, "the cat sat"], cfg)
+    np.testing.assert_allclose([v[0] for v in out.values()], 1.0)
+    np.testing.assert_allclose([v[1] for v in out.values()], 0.0)  # no candidate trigram
+
+
+@pytest.mark.parametrize(("cosine", "matched"), [(0.9, True), (0.41, True), (0.39, False)])
+def test_rouge_we_threshold_on_the_cosine_of_summed_vectors(tmp_path, cosine, matched):
+    """"the big dog" vs "the large dog" with cos(big, large) = c and the other words orthogonal:
+    the sums (1, 1, 1, 0) and (1, 1, c, sqrt(1 - c^2)) have cosine (2 + c) / 3, which reaches the
+    0.8 threshold iff c >= 0.4; then 1 of 1 trigram matches on both sides."""
+    from scoring.models.rouge_we import rouge_we
+
+    vectors = {"the": [1, 0, 0, 0], "dog": [0, 1, 0, 0], "big": [0, 0, 1, 0],
+               "large": [0, 0, cosine, np.sqrt(1 - cosine**2)]}
+    path = write_vectors(tmp_path / "v.txt", vectors)
+    out = rouge_we(["the big dog"], ["The LARGE dog"], ScoringConfig(models={"deps.words": path}))
+    assert out["ROUGE-WE-3 F-Score"][0] == (1.0 if matched else 0.0)
+
+
+def test_rouge_we_sum_composition_matches_permutations_and_clips_counts(tmp_path):
+    """SummEval sums word vectors, so "c b a" matches "a b c" (cosine 1). Counts are clipped:
+    reference "a b c a b c" has trigrams abc x2, bca, cab (4); candidate "a b c" matches one,
+    so R = 1/4, P = 1/1, F = 2 * 1/4 / (5/4) = 0.4."""
+    from scoring.models.rouge_we import rouge_we
+
+    path = write_vectors(tmp_path / "v.txt", one_hot(["a", "b", "c"]))
+    cfg = ScoringConfig(models={"deps.words": path})
+    out = rouge_we(["c b a", "a b c"], ["a b c", "a b c a b c"], cfg)
+    np.testing.assert_allclose(out["ROUGE-WE-3 F-Score"][0], 1.0)
+    np.testing.assert_allclose([out[f"ROUGE-WE-3 {p}"][1] for p in ("Recall", "Precision",
+                                "F-Score")], [0.25, 1.0, 0.4])
+
+
+def test_rouge_we_oov_words_match_only_lexically_and_binary_file_reads_the_same(tmp_path):
+    """"zork" has no vector: "the zork dog" matches only itself (lexically), never "the cat dog".
+    A word2vec binary file with the same vectors gives the same scores."""
+    from scoring.models.rouge_we import rouge_we
+
+    vectors = {"the": [1.0, 0.0], "cat": [0.6, 0.8], "dog": [0.0, 1.0]}
+    text_path = write_vectors(tmp_path / "v.txt", vectors)
+    bin_path = tmp_path / "v.bin"
+    bin_path.write_bytes(b"3 2\n" + b"".join(
+        w.encode() + b" " + np.asarray(v, dtype="<f4").tobytes() + b"\n"
+        for w, v in vectors.items()))
+    cands, refs = ["the zork dog", "the zork dog"], ["the cat dog", "the zork dog"]
+    for path in (text_path, str(bin_path)):
+        out = rouge_we(cands, refs, ScoringConfig(models={"deps.words": path}))
+        np.testing.assert_allclose(out["ROUGE-WE-3 F-Score"], [0.0, 1.0])
+
+
+def test_rouge_we_registered_and_missing_vectors_say_how_to_provide_them():
+    from scoring.models._runtime import MissingCheckpointError
+
+    scorer = REGISTRY["rouge-we"]
+    assert (scorer.family, scorer.reference, scorer.symbol) == ("embedding", True, "Ξε")
+    texts = Texts.of(["p"], REFERENCES[:1], CANDIDATES[:1])
+    with pytest.raises(MissingCheckpointError, match=r"deps\.words.*--model deps\.words=PATH"):
+        scorer.compute(texts, ScoringConfig(models={"deps.words": "/absent/deps.words"}))
