@@ -344,3 +344,101 @@ def test_rouge_we_registered_and_missing_vectors_say_how_to_provide_them():
     texts = Texts.of(["p"], REFERENCES[:1], CANDIDATES[:1])
     with pytest.raises(MissingCheckpointError, match=r"deps\.words.*--model deps\.words=PATH"):
         scorer.compute(texts, ScoringConfig(models={"deps.words": "/absent/deps.words"}))
+
+
+# --- SUPERT (no package on PyPI: a direct SBERT computation and properties from the paper) -----
+
+SOURCE = [
+    "The knight rode out at dawn to find the dragon.",
+    "His village had burned two nights before.",
+    "Nobody expected him to return.",
+]
+SUMMARY = ["A knight went looking for a dragon.", "The dragon had burned his home."]
+
+
+def supert_config(batch_size: int = 2) -> ScoringConfig:
+    from scoring.models.supert import MODEL as SBERT
+
+    return ScoringConfig(device="cpu", batch_size=batch_size,
+                         models={SBERT: str(minilm.MODEL_DIR)})
+
+
+def test_split_sentences_hand_worked():
+    from scoring.models.supert import split_sentences
+
+    text = 'He ran. "Stop!" she cried?! (Too late.) The end...\nAnd 3.5 more.Then no space'
+    assert split_sentences(text) == [
+        "He ran.", '"Stop!"', "she cried?!", "(Too late.)", "The end...",
+        "And 3.5 more.Then no space",
+    ]
+    assert split_sentences("  ") == [] and split_sentences("no stop") == ["no stop"]
+
+
+@pytest.mark.parametrize("top_n", [2, 15])
+def test_supert_matches_a_direct_sentence_transformers_computation(top_n):
+    """Independent path: sentence-transformers' own token embeddings of each sentence, NLTK-style
+    stopword and [CLS]/[SEP] removal, then Gao et al.'s (2020) F1 of the greedy cosine alignment
+    between the first ``top_n`` source sentences and the summary."""
+    from sentence_transformers import SentenceTransformer
+
+    from scoring.models.supert import ENGLISH_STOP_WORDS, supert
+
+    sbert = SentenceTransformer(str(minilm.MODEL_DIR), device="cpu")
+
+    def token_vectors(sentences):
+        vecs = sbert.encode(sentences, output_value="token_embeddings", convert_to_numpy=False)
+        rows = []
+        for sentence, v in zip(sentences, vecs, strict=True):
+            toks = sbert.tokenizer.convert_ids_to_tokens(sbert.tokenizer(sentence)["input_ids"])
+            keep = [t not in ENGLISH_STOP_WORDS and t not in ("[CLS]", "[SEP]") for t in toks]
+            rows.append(v.numpy()[keep])
+        x = np.concatenate(rows).astype(np.float64)
+        return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+    ref, summ = token_vectors(SOURCE[:top_n]), token_vectors(SUMMARY)
+    cos = ref @ summ.T
+    recall, precision = cos.max(axis=1).mean(), cos.max(axis=0).mean()
+    expected = 2 * precision * recall / (precision + recall)
+    ours = supert([" ".join(SUMMARY)], [" ".join(SOURCE)], supert_config(), top_n=top_n)
+    np.testing.assert_allclose(ours, [expected], atol=1e-5)
+
+
+def test_supert_identical_and_lead_summaries_score_one_others_less():
+    """Every token of an identical text matches itself (cosine 1), so R = P = 1; a summary made
+    of the pseudo-reference (the lead sentences) scores 1 too; any other text scores less."""
+    from scoring.models.supert import supert
+
+    source = " ".join(SOURCE)
+    summaries = [source, " ".join(SOURCE[:2]), " ".join(SUMMARY), REFERENCES[2]]
+    scores = supert(summaries, [source] * 4, supert_config())  # all 3 sentences: the reference
+    np.testing.assert_allclose(scores[0], 1.0, atol=1e-6)
+    assert np.all(scores[1:] < 0.99) and scores[2] > scores[3]  # on topic beats off topic
+    lead = supert(summaries[:2], [source] * 2, supert_config(), top_n=2)
+    assert lead[1] == pytest.approx(1.0, abs=1e-6) and lead[0] < 0.99  # the extra sentence
+    assert np.isnan(supert(["the a of"], [source], supert_config()))[0]  # only stopwords left
+
+
+def test_supert_registered_variants_ps_ss_golden():
+    """PS: the story is the source, the prompt the summary; SS the other way round (HANNA,
+    Appendix B). F1 is symmetric, so they are equal while the story has at most top_n = 15
+    sentences; SUPERT-Golden of the human story itself is then 1."""
+    from scoring.models._runtime import MissingCheckpointError
+    from scoring.models.supert import supert
+
+    ps_ss, golden = REGISTRY["supert"], REGISTRY["supert-golden"]
+    assert (ps_ss.family, ps_ss.reference, ps_ss.symbol) == ("embedding", False, "¤ε")
+    assert (golden.family, golden.reference, golden.symbol) == ("model", True, "ΞΔ")
+    story, prompt = " ".join(SOURCE), " ".join(SUMMARY)
+    texts = Texts.of([prompt, prompt], [story, REFERENCES[3]], [story, CANDIDATES[3]])
+    out = ps_ss.compute(texts, supert_config())
+    np.testing.assert_allclose(out["SUPERT-PS"], out["SUPERT-SS"], atol=1e-6)
+    np.testing.assert_allclose(out["SUPERT-PS"][0], supert([prompt], [story], supert_config()))
+    gold = golden.compute(texts, supert_config(3))["SUPERT-Golden"]
+    assert gold[0] == pytest.approx(1.0, abs=1e-6) and gold[1] < 0.99
+    # with a one-sentence pseudo-reference the two directions differ
+    one = [supert([a], [b], supert_config(), top_n=1)[0] for a, b in ((prompt, story),
+                                                                     (story, prompt))]
+    assert abs(one[0] - one[1]) > 1e-3
+    with pytest.raises(MissingCheckpointError, match="bert-large-nli-stsb-mean-tokens"):
+        golden.compute(texts, ScoringConfig(device="cpu", models={
+            "sentence-transformers/bert-large-nli-stsb-mean-tokens": "/absent"}))

@@ -4,4 +4,11 @@ Importing this package registers every model scorer in :data:`scoring.registry.R
 scorer modules import torch and transformers only inside their compute functions.
 """
 
-from scoring.models import baryscore, bertscore, depthscore, moverscore, rouge_we  # noqa: F401
+from scoring.models import (  # noqa: F401
+    baryscore,
+    bertscore,
+    depthscore,
+    moverscore,
+    rouge_we,
+    supert,
+)

@@ -52,9 +52,13 @@ def max_length(tokenizer, model) -> int:
     return int(min(tokenizer.model_max_length, limit))
 
 
-def tokenize(texts: Sequence[str], tokenizer, model) -> list[list[int]]:
-    """Token ids of each stripped text, special tokens included, truncated to :func:`max_length`."""
+def tokenize(
+    texts: Sequence[str], tokenizer, model, max_tokens: int | None = None
+) -> list[list[int]]:
+    """Token ids of each stripped text, special tokens included, truncated to :func:`max_length`
+    (or to ``max_tokens`` when that is smaller)."""
     limit = max_length(tokenizer, model)
+    limit = min(limit, max_tokens) if max_tokens else limit
     return [
         tokenizer(text.strip(), truncation=True, max_length=limit)["input_ids"] for text in texts
     ]
@@ -66,6 +70,7 @@ def encode(
     config: ScoringConfig,
     layers: Sequence[int],
     desc: str,
+    max_tokens: int | None = None,
 ) -> list[Encoded]:
     """Hidden states of ``layers`` for every token of every text.
 
@@ -82,6 +87,9 @@ def encode(
         last layer).
     desc : str
         Progress-bar label.
+    max_tokens : int or None
+        Truncate each text to this many tokens (special tokens included) when below the model's
+        own limit.
 
     Returns
     -------
@@ -93,7 +101,7 @@ def encode(
 
     tokenizer, model = load_checkpoint(checkpoint, config, "encoder")
     device = resolve_device(config)
-    ids = tokenize(texts, tokenizer, model)
+    ids = tokenize(texts, tokenizer, model, max_tokens)
     out: list[Encoded | None] = [None] * len(ids)
     batches = length_batches([len(i) for i in ids], config.batch_size)
     with torch.inference_mode():
