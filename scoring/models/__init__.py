@@ -5,10 +5,14 @@ scorer modules import torch and transformers only inside their compute functions
 """
 
 from scoring.models import (  # noqa: F401
+    bartscore,
     baryscore,
     bertscore,
+    blanc,
     depthscore,
+    infolm,
     moverscore,
     rouge_we,
+    summaqa,
     supert,
 )

@@ -97,7 +97,7 @@ def text_distributions(
             ids = torch.tensor(encoded[k], device=model.device)
             positions = [j for j, token in enumerate(encoded[k]) if token not in special]
             weights = np.array([idf.get(encoded[k][j], unseen) for j in positions])
-            if weights.sum() == 0:
+            if weights.sum() == 0:  # a corpus of one text: every idf is 0
                 weights = np.ones(len(positions))
             total = torch.zeros(model.config.vocab_size, dtype=torch.float64, device=model.device)
             for start in range(0, len(positions), config.batch_size):
@@ -109,8 +109,11 @@ def text_distributions(
                 probs = torch.softmax(logits / temperature, dim=-1).double()
                 w = torch.as_tensor(weights[start : start + len(chunk)], device=model.device)
                 total += (w[:, None] * probs).sum(0)
-            out[k] = (total / weights.sum()).cpu().numpy()
-    return out
+            out[k] = total.cpu().numpy()
+    # normalised in float64: float32 softmaxes sum to 1 only to ~1e-7, which alone moves
+    # FR(p, p) = 2 arccos(sum p) from 0 to ~5e-4 (the size of HANNA's Human-row values).
+    # Dividing by the row sum also divides by sum_j idf(x_j).
+    return out / out.sum(1, keepdims=True)
 
 
 def fisher_rao(p: np.ndarray, q: np.ndarray) -> np.ndarray:
