@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tiny_models import CORPUS
 
-from scoring.models import bartscore, blanc, infolm, summaqa
+from scoring.models import bartscore, blanc, infolm, s3, summaqa
 from scoring.models._runtime import MissingCheckpointError
 from scoring.registry import REGISTRY, ScoringConfig, Texts
 
@@ -345,3 +345,67 @@ def test_summaqa_without_a_spacy_pipeline_says_how_to_provide_one(tmp_path):
     config = _config(en_core_web_sm=str(tmp_path / "missing"))
     with pytest.raises(MissingCheckpointError, match="en_core_web_sm=PATH"):
         summaqa.cloze_questions("Alice met Bob.", config)
+
+
+# --- S3 ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def one_hot_vectors(tmp_path):
+    """Orthogonal word vectors: ROUGE-WE then only matches identical n-grams (and permutations)."""
+    words = ["the", "cat", "cats", "sat", "on", "a", "mat"]
+    path = tmp_path / "vectors.txt"
+    path.write_text(
+        "".join(
+            f"{w} {' '.join('1' if i == j else '0' for j in range(7))}\n"
+            for i, w in enumerate(words)
+        )
+    )
+    return str(path)
+
+
+def test_s3_features_hand_worked(one_hot_vectors):
+    # stems: cand [the cat sat on the mat], ref [the cat sat on a mat]
+    # ROUGE-1 R = 5/6; ROUGE-2 R = 3/5 (the cat, cat sat, sat on of 5 reference bigrams)
+    # JS-1: content unigrams {cat, sat, mat} on both sides -> 0
+    # JS-2: content bigrams share 3 of 4 (1/4 each); KL(p||m) = 1/4 log 2 on each side -> log2/4
+    # ROUGE-WE (unstemmed): cats != cat, so 4/6 unigrams and 1/5 bigrams (only sat on)
+    config = _config(**{"deps.words": one_hot_vectors})
+    got = s3.features(("The cats sat on the mat",), ("The cat sat on a mat.",), config)[0]
+    expected = dict(zip(s3.FEATURES, got, strict=True))
+    assert expected == pytest.approx(
+        {
+            "JS_eval_1": 0.0,
+            "JS_eval_2": np.log(2) / 4,
+            "ROUGE_1_R": 5 / 6,
+            "ROUGE_1_R_WE": 4 / 6,
+            "ROUGE_2_R": 3 / 5,
+            "ROUGE_2_R_WE": 1 / 5,
+        }
+    )
+
+
+def test_s3_applies_user_supplied_models(tmp_path, one_hot_vectors):
+    import pickle
+
+    from sklearn.linear_model import LinearRegression
+
+    rng = np.random.default_rng(0)
+    folder = tmp_path / "models"
+    folder.mkdir()
+    fitted = {}
+    for name in ("pyr", "resp"):
+        fitted[name] = LinearRegression().fit(rng.random((20, 6)), rng.random(20))
+        (folder / f"{name}_model.pkl").write_bytes(pickle.dumps(fitted[name]))
+    config = _config(**{"deps.words": one_hot_vectors, "s3-models": str(folder)})
+    texts = Texts.of(("p", "p"), ("The cat sat on a mat.", "A cat."), ("The cats sat.", "A cat."))
+    got = REGISTRY["s3"].compute(texts, config)
+    x = s3.features(texts.candidates, texts.references, config)
+    np.testing.assert_allclose(got["S3-Pyramid"], fitted["pyr"].predict(x))
+    np.testing.assert_allclose(got["S3-Responsiveness"], fitted["resp"].predict(x))
+
+
+def test_s3_without_models_says_where_to_get_them(tmp_path):
+    config = _config(**{"s3-models": str(tmp_path / "none")})
+    with pytest.raises(MissingCheckpointError, match="s3-models=DIR"):
+        REGISTRY["s3"].compute(Texts.of(("p",), ("r",), ("c",)), config)

@@ -13,6 +13,7 @@ from scoring.models import (  # noqa: F401
     infolm,
     moverscore,
     rouge_we,
+    s3,
     summaqa,
     supert,
 )
