@@ -33,6 +33,49 @@ def config(batch_size: int = 2) -> ScoringConfig:
     return ScoringConfig(device="cpu", batch_size=batch_size, models={MODEL: str(minilm.MODEL_DIR)})
 
 
+# --- encoding up to the deepest requested layer ---------------------------------------------
+
+
+def test_encode_stops_at_the_deepest_layer_without_changing_hidden_states():
+    """Hidden state l depends only on layers 1..l: the truncated run gives the full model's
+    values (computed here directly with transformers), and the model keeps all its layers."""
+    from scoring.models._embed import encode
+    from scoring.models._runtime import load_checkpoint
+
+    tokenizer, model = load_checkpoint(MODEL, config(), "encoder")
+    lengths = []  # tokens of each input layer 5 (index 4) sees
+    hook = model.encoder.layer[4].register_forward_hook(
+        lambda _, args, out: lengths.append(args[0].shape[1]))
+    try:
+        ours = encode(CANDIDATES, MODEL, config(3), [0, 2, 4, -3], "test")
+    finally:
+        hook.remove()
+    # layer 5 saw only first_layers' one-token call on the full model, never the texts
+    assert set(lengths) <= {1} and len(model.encoder.layer) == 6
+    for text, enc in zip(CANDIDATES, ours, strict=True):
+        with torch.inference_mode():
+            full = model(**tokenizer(text, return_tensors="pt"), output_hidden_states=True)
+        expected = np.stack([full.hidden_states[i][0].numpy() for i in (0, 2, 4, 4)])
+        np.testing.assert_allclose(enc.hidden, expected, atol=1e-5)
+
+
+def test_first_layers_on_a_fresh_model_leaves_later_full_runs_whole():
+    """transformers 5 hooks the layers at a model's first call: a first, truncated call must not
+    leave the model recording only the truncated layers afterwards."""
+    from transformers import AutoModel, AutoTokenizer
+
+    from scoring.models._embed import first_layers
+
+    fresh = AutoModel.from_pretrained(str(minilm.MODEL_DIR)).eval()
+    x = AutoTokenizer.from_pretrained(str(minilm.MODEL_DIR))(CANDIDATES[0], return_tensors="pt")
+    with torch.inference_mode():
+        with first_layers(fresh, [2, -5]) as wanted:
+            short = fresh(**x, output_hidden_states=True).hidden_states
+        whole = fresh(**x, output_hidden_states=True).hidden_states
+    assert wanted == [2, 2] and len(short) == 3 and len(whole) == 7
+    np.testing.assert_allclose(short[2].numpy(), whole[2].numpy(), atol=1e-5)
+
+
 # --- BERTScore ------------------------------------------------------------------------------
 
 

@@ -10,7 +10,8 @@ states of some layers per token. :func:`encode` does this once, batched by lengt
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from math import log
 
@@ -64,6 +65,57 @@ def tokenize(
     ]
 
 
+def _layer_stack(model) -> tuple[object, str] | None:
+    """(parent module, attribute name) of the model's list of ``num_hidden_layers`` transformer
+    layers (e.g. ``encoder.layer`` of BERT), or None when there is no such list (ALBERT)."""
+    import torch
+
+    count = getattr(model.config, "num_hidden_layers", None)
+    for name, module in model.named_modules():
+        if name and isinstance(module, torch.nn.ModuleList) and len(module) == count:
+            parent, _, attribute = name.rpartition(".")
+            return model.get_submodule(parent), attribute
+    return None
+
+
+@contextmanager
+def first_layers(model, layers: Sequence[int]) -> Iterator[list[int]]:
+    """Within the block, ``model`` runs only the layers up to the deepest one in ``layers``.
+
+    This is bert-score's truncation of the encoder (Zhang et al., 2020, their package): hidden
+    state :math:`l` depends only on the embeddings and layers :math:`1..l`, so stopping after the
+    deepest requested layer leaves the values unchanged (for encoders whose last hidden state is
+    the output of their last layer, without a final normalisation: BERT, RoBERTa, DistilBERT,
+    MiniLM, DeBERTa) and skips the work of the layers above it. The full layer list is put back
+    on leaving the block.
+
+    Yields
+    ------
+    list of int
+        ``layers`` as non-negative indices into the truncated model's ``hidden_states``
+        (``layers`` unchanged where the layer list cannot be found).
+    """
+    import torch
+
+    found = _layer_stack(model)
+    if found is None:
+        yield list(layers)
+        return
+    parent, attribute = found
+    full = getattr(parent, attribute)
+    wanted = [layer % (len(full) + 1) for layer in layers]
+    if max(wanted) < len(full):
+        # transformers 5 puts its hidden-state hooks on the layers at the model's first call;
+        # make that call on the full model, so that later full runs still record every layer
+        one_token = torch.zeros((1, 1), dtype=torch.long, device=next(model.parameters()).device)
+        model(input_ids=one_token, output_hidden_states=True)
+    setattr(parent, attribute, torch.nn.ModuleList(full[: max(wanted)]))
+    try:
+        yield wanted
+    finally:
+        setattr(parent, attribute, full)
+
+
 def encode(
     texts: Sequence[str],
     checkpoint: str,
@@ -95,7 +147,8 @@ def encode(
     -------
     list of Encoded
         In the order of ``texts``. Padding does not change the values: each batch is padded
-        and masked, and the model runs in ``eval()`` mode under ``torch.inference_mode``.
+        and masked, and the model runs in ``eval()`` mode under ``torch.inference_mode``, only
+        up to the deepest requested layer (:func:`first_layers`).
     """
     import torch
 
@@ -104,7 +157,7 @@ def encode(
     ids = tokenize(texts, tokenizer, model, max_tokens)
     out: list[Encoded | None] = [None] * len(ids)
     batches = length_batches([len(i) for i in ids], config.batch_size)
-    with torch.inference_mode():
+    with torch.inference_mode(), first_layers(model, layers) as wanted:
         for batch in batch_progress(batches, desc, config):
             padded = tokenizer.pad({"input_ids": [ids[i] for i in batch]}, return_tensors="pt")
             states = model(
@@ -112,7 +165,7 @@ def encode(
                 attention_mask=padded["attention_mask"].to(device),
                 output_hidden_states=True,
             ).hidden_states
-            stacked = torch.stack([states[layer] for layer in layers]).float().cpu().numpy()
+            stacked = torch.stack([states[layer] for layer in wanted]).float().cpu().numpy()
             for row, i in enumerate(batch):
                 n = len(ids[i])
                 tokens = tuple(tokenizer.convert_ids_to_tokens(ids[i]))
