@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 
 import numpy as np
 import polars as pl
@@ -12,11 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scoring.registry import ScoringConfig, Texts
+from scoring.strings._tokens import DISTINCT, MATCHES, NOVEL, REPEATED, ngram_stats
 from scoring.strings.cider import cider
 from scoring.strings.datastats import MEASURES as DATASTATS
 from scoring.strings.datastats import data_stats, fragment_sums
 from scoring.strings.rouge import rouge
-from scoring.strings.sacre import bleu, chrf
+from scoring.strings.sacre import bleu, chrf, tokenize_13a
 
 COMPAT = ScoringConfig(hanna_compat=True, progress=False)
 CLEAN = ScoringConfig(progress=False)
@@ -127,6 +129,88 @@ def test_bleu_chrf_are_summeval_calls(pairs):
     ]
     np.testing.assert_array_equal(bleu(texts, CLEAN)["BLEU"], expected_bleu)
     np.testing.assert_array_equal(chrf(texts, CLEAN)["chrF"], expected_chrf)
+
+
+def _sacrebleu_scores(refs: list[str], cands: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """SummEval's BleuMetric/ChrfppMetric.evaluate_example calls, item by item."""
+    import sacrebleu
+
+    pairs = list(zip(cands, refs, strict=True))
+    return (
+        np.array([sacrebleu.sentence_bleu(c, [r]).score for c, r in pairs]),
+        np.array(
+            [
+                sacrebleu.sentence_chrf(c, [r], char_order=6, word_order=0, beta=2).score
+                for c, r in pairs
+            ]
+        ),
+    )
+
+
+# Characters that exercise the 13a tokenizer (punctuation classes, digits around . , -, the
+# entities and <skipped> it rewrites, newlines) and chrF's whitespace removal (Unicode spaces,
+# \x1c-\x1f, \u2028) and code points (accents, CJK, astral planes).
+PIECES = [
+    *"ab c.,-09\n\t&;<>'\"()[]{}|~@/",
+    "&amp;", "&quot;", "&lt;", "<skipped>", "-\n", " . ", "1,000.5", "x-ray",
+    "é", "日本", "\u00a0", "\x1c", "\u2028", "\U0001d518", "the", "cat", "sat",
+]  # fmt: skip
+texts_13a = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(texts_13a | st.text(max_size=30), texts_13a), min_size=1, max_size=8))
+def test_bleu_chrf_equal_sacrebleu_on_awkward_texts(pairs):
+    refs = [r for r, _ in pairs]
+    cands = [c for _, c in pairs]
+    expected_bleu, expected_chrf = _sacrebleu_scores(refs, cands)
+    texts = Texts.of([""] * len(refs), refs, cands)
+    # Our statistics are combined with sacrebleu's own float operations: equal to the bit.
+    np.testing.assert_array_equal(bleu(texts, CLEAN)["BLEU"], expected_bleu)
+    np.testing.assert_array_equal(chrf(texts, CLEAN)["chrF"], expected_chrf)
+
+
+def test_bleu_chrf_equal_sacrebleu_on_fixed_corpus(hanna_dir):
+    # 40 LLM stories against their human reference (long texts: every smoothing branch is
+    # unused there), plus the edge cases: empty texts, whitespace only, texts shorter than
+    # the orders (1-3 tokens / characters), identical texts, no overlap, and a repeated
+    # reference (each distinct text is tokenised once).
+    stories = pl.read_csv(hanna_dir / "hanna_llm_stories.csv").head(40)
+    refs = [*stories["Human"].to_list(), "", "a", "", "  \n ", "the cat", "a b c d e", "x"]
+    cands = [*stories["Story"].to_list(), "", "", "a", "a", "the cat", "f g h i j", "x y"]
+    refs += [refs[0]] * 3
+    cands += ["", refs[0], cands[1]]
+    expected_bleu, expected_chrf = _sacrebleu_scores(refs, cands)
+    texts = Texts.of([""] * len(refs), refs, cands)
+    np.testing.assert_array_equal(bleu(texts, COMPAT)["BLEU"], expected_bleu)
+    np.testing.assert_array_equal(chrf(texts, COMPAT)["chrF"], expected_chrf)
+
+
+def test_tokenize_13a_hand_worked():
+    # mteval-v13a: punctuation split off, period/comma kept between digits, dash split after a
+    # digit only, entities decoded, <skipped> dropped, "-\n" joins the line.
+    text = 'He said: "1,000.5 x-ray 3-4", &amp; <skipped>left-\nover. '
+    expected = ["He", "said", ":", '"', "1,000.5", "x-ray", "3", "-", "4", '"', ",", "&"]
+    assert tokenize_13a(text) == [*expected, "leftover", "."]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.integers(0, 4), max_size=25),
+    st.lists(st.integers(0, 4), max_size=25),
+    st.integers(1, 6),
+    st.sampled_from([1, 1_000_003, 2**40]),
+)
+def test_ngram_stats_match_counters(a, b, max_n, scale):
+    # The definitions, with Counters over n-gram tuples (ids of any size: code points too).
+    ours = ngram_stats(np.array(a, np.int64) * scale, np.array(b, np.int64) * scale, max_n)
+    for k in range(1, max_n + 1):
+        ca = Counter(tuple(a[i : i + k]) for i in range(len(a) - k + 1))
+        cb = Counter(tuple(b[i : i + k]) for i in range(len(b) - k + 1))
+        assert ours[k - 1, MATCHES] == sum((ca & cb).values())
+        assert ours[k - 1, DISTINCT] == len(ca)
+        assert ours[k - 1, NOVEL] == len(ca.keys() - cb.keys())
+        assert ours[k - 1, REPEATED] == sum(c > 1 for c in ca.values())
 
 
 @pytest.mark.slow

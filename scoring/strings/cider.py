@@ -8,7 +8,7 @@ import re
 import numpy as np
 
 from scoring.registry import ScoringConfig, Texts, register
-from scoring.strings._tokens import Vocabulary, ngram_codes
+from scoring.strings._tokens import Vocabulary, distinct, ngram_codes
 
 MAX_N = 4
 SIGMA = 6.0
@@ -63,26 +63,31 @@ def cider(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     COLING, Tab. 1.
     """
     n = len(texts)
+    unique, index = distinct([*texts.references, *texts.candidates])
     vocab = Vocabulary()
-    ids = vocab.encode_all([_WORD.findall(t) for t in (*texts.references, *texts.candidates)])
+    ids = vocab.encode_all([_WORD.findall(t) for t in unique])
     codes = ngram_codes(ids, MAX_N, len(vocab))
     log_n = math.log(float(n)) if n else 0.0
     scores = np.zeros((n, MAX_N))
+    ref, cand = index[:n], index[n:]
     for order in range(MAX_N):
         grams = codes[order]
         size = 1 + max((int(g.max()) for g in grams if g.size), default=0)
-        df = np.bincount(np.concatenate([np.unique(g) for g in grams[:n]] + [np.empty(0, int)]))
+        present = [np.unique(g) for g in grams]
+        df = np.bincount(np.concatenate([present[t] for t in ref] + [np.empty(0, int)]))
         log_df = np.log(np.maximum(1.0, np.pad(df, (0, size - df.size)).astype(np.float64)))
+        weights = [_weights(g, log_df, log_n) for g in grams]  # per distinct text
         for i in range(n):
-            gr, wr, norm_r = _weights(grams[i], log_df, log_n)
-            gc, wc, norm_c = _weights(grams[n + i], log_df, log_n)
+            gr, wr, norm_r = weights[ref[i]]
+            gc, wc, norm_c = weights[cand[i]]
             _, ic, ir = np.intersect1d(gc, gr, assume_unique=True, return_indices=True)
             value = float(np.sum(np.minimum(wc[ic], wr[ir]) * wr[ir]))
             if norm_c != 0 and norm_r != 0:
                 value /= norm_c * norm_r
             scores[i, order] = value
-    bigrams = np.array([max(len(t) - 1, 0) for t in ids], dtype=np.float64)
-    delta = bigrams[n:] - bigrams[:n]
+    lengths = np.array([len(t) for t in ids], dtype=np.float64)
+    bigrams = np.maximum(lengths - 1, 0)
+    delta = bigrams[cand] - bigrams[ref]
     penalty = np.array([math.e ** (-(d**2) / (2 * SIGMA**2)) for d in delta.tolist()])
     # pycocoevalcap's order of operations: penalise each order, average, scale
     return {"CIDEr": (scores * penalty[:, None]).mean(axis=1) * 10.0}

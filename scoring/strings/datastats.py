@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from scoring.registry import ScoringConfig, Texts, register
-from scoring.strings._tokens import Vocabulary, ngram_codes
+from scoring.strings._tokens import DISTINCT, NOVEL, REPEATED, distinct, pack, pair_ngram_stats
 
 MEASURES = (
     "Coverage",
@@ -32,19 +32,33 @@ MAX_ORDER = 3
 _NLP = None
 
 
-def spacy_tokens(texts: Sequence[str]) -> list[list[str]]:
-    """Tokens of each text by spaCy's rule-based English tokenizer (``spacy.blank("en")``).
+def spacy_tokens(texts: Sequence[str]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Token ids of each text by spaCy's rule-based English tokenizer (``spacy.blank("en")``).
 
     SummEval tokenised with ``en_core_web_sm`` with the tagger, parser and NER disabled, whose
     tokenizer is the same rule-based English tokenizer; the blank pipeline needs no model
     download. Whitespace other than single spaces becomes tokens of its own (e.g. ``"\\n"``).
+
+    Returns
+    -------
+    (list of ndarray, list of ndarray)
+        For each text, int64 ids of its tokens as written and of its lowercased tokens; equal
+        ids mean equal strings, across all ``texts`` (spaCy's 64-bit string hashes of the
+        ``ORTH`` and ``LOWER`` attributes, renumbered; ``LOWER`` is ``str.lower`` of the text).
     """
     global _NLP
     if _NLP is None:
         import spacy
 
         _NLP = spacy.blank("en")
-    return [[t.text for t in doc] for doc in _NLP.tokenizer.pipe(texts, batch_size=256)]
+    from spacy.attrs import LOWER, ORTH
+
+    hashes = [doc.to_array([ORTH, LOWER]) for doc in _NLP.tokenizer.pipe(texts, batch_size=256)]
+    flat = np.concatenate([h.reshape(-1, 2) for h in hashes] + [np.empty((0, 2), np.uint64)])
+    _, ids = np.unique(flat, return_inverse=True)
+    ids = ids.reshape(-1, 2).astype(np.int64)
+    parts = np.split(ids, np.cumsum([len(h) for h in hashes])[:-1])
+    return [p[:, 0].copy() for p in parts], [p[:, 1].copy() for p in parts]
 
 
 @njit(cache=True)
@@ -135,37 +149,26 @@ def data_stats(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     TACL 9. Chhun et al. (2022), Of Human Criteria and Automatic Metrics, COLING, Tab. 1.
     """
     end = "\n" if config.hanna_compat else ""
-    stories = spacy_tokens([s + end for s in texts.candidates])
-    prompts = spacy_tokens([p + end for p in texts.prompts])
     n = len(texts)
-    out = {m: np.zeros(n) for m in MEASURES}
-
-    folded = Vocabulary()
-    lower_s = folded.encode_all([[t.lower() for t in s] for s in stories])
-    lower_p = folded.encode_all([[t.lower() for t in p] for p in prompts])
-    length = np.array([len(s) for s in stories], dtype=np.float64)
-    prompt_length = np.array([len(p) for p in prompts], dtype=np.float64)
-    sums = np.array([fragment_sums(s, p) for s, p in zip(lower_s, lower_p, strict=True)])
+    unique, index = distinct([t + end for t in (*texts.candidates, *texts.prompts)])
+    story, prompt = index[:n], index[n:]
+    cased, lowered = spacy_tokens(unique)
+    lengths = np.array([t.size for t in cased], dtype=np.float64)
+    length, prompt_length = lengths[story], lengths[prompt]
+    sums = np.array(
+        [fragment_sums(lowered[s], lowered[p]) for s, p in zip(story, prompt, strict=True)]
+    )
     sums = sums.reshape(n, 2).astype(np.float64)
+    out = {}
     has = length > 0
     safe = np.maximum(length, 1)
     out["Coverage"] = np.where(has, sums[:, 0] / safe, 0.0)
     out["Density"] = np.where(has, sums[:, 1] / safe, 0.0)
     out["Compression"] = np.where(has, prompt_length / safe, 0.0)
     out["Text length"] = length
-
-    vocab = Vocabulary()
-    ids = vocab.encode_all([*stories, *prompts])
-    codes = ngram_codes(ids, MAX_ORDER, len(vocab))
+    stats = pair_ngram_stats(*pack(cased), story, prompt, MAX_ORDER).astype(np.float64)
     for order in range(1, MAX_ORDER + 1):
-        distinct = np.zeros(n)
-        novel = np.zeros(n)
-        repeated = np.zeros(n)
-        for i in range(n):
-            grams, counts = np.unique(codes[order - 1][i], return_counts=True)
-            distinct[i] = grams.size
-            novel[i] = np.count_nonzero(~np.isin(grams, codes[order - 1][n + i]))
-            repeated[i] = np.count_nonzero(counts > 1)
-        out[f"Novelty-{order}"] = _share(novel, distinct)
-        out[f"Repetition-{order}"] = _share(repeated, distinct)
-    return out
+        distinct_grams = stats[:, order - 1, DISTINCT]
+        out[f"Novelty-{order}"] = _share(stats[:, order - 1, NOVEL], distinct_grams)
+        out[f"Repetition-{order}"] = _share(stats[:, order - 1, REPEATED], distinct_grams)
+    return {m: out[m] for m in MEASURES}

@@ -26,13 +26,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 from numba import njit
 
 from scoring.registry import ScoringConfig, Texts, register
 from scoring.strings._porter import rouge_stem
-from scoring.strings._tokens import Vocabulary, ngram_codes
+from scoring.strings._tokens import MATCHES, distinct, ngram_stats, pair_ngram_stats
 
 MAX_N = 4
 WEIGHT = 1.2
@@ -55,46 +56,42 @@ class _Units:
 
 
 def rouge_sentences(text: str, hanna_compat: bool) -> list[list[str]]:
-    """The stemmed tokens of each sentence (line) of ``text``, as ROUGE-1.5.5 reads them.
+    """The tokens of each sentence (line) of ``text``, as ROUGE-1.5.5 reads them, unstemmed.
 
     Empty lines are no sentence. With ``hanna_compat`` each line is first cut at its first
-    ``<`` and a line starting with ``<`` is dropped (pyrouge's SEE format).
+    ``<`` and a line starting with ``<`` is dropped (pyrouge's SEE format). Each token is then
+    lowercased and stemmed (:func:`~scoring.strings._porter.rouge_stem`).
     """
     units = []
     for line in text.split("\n"):
         if hanna_compat:
             line = line.split("<", 1)[0]
         if line:
-            units.append([rouge_stem(w.lower()) for w in _WORD.findall(line)])
+            units.append(_WORD.findall(line))
     return units
 
 
-def _encode(texts: Sequence[list[list[str]]], vocab: Vocabulary) -> _Units:
+class _StemIds(dict):
+    """Map a token as written to the id of its lowercased stem (stems get ids 0, 1, ...)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stems: dict[str, int] = {}
+
+    def __missing__(self, word: str) -> int:
+        stem = rouge_stem(word.lower())
+        self[word] = value = self.stems.setdefault(stem, len(self.stems))
+        return value
+
+
+def _encode(texts: Sequence[list[list[str]]]) -> tuple[_Units, int]:
+    """The units of ``texts`` (sentences of tokens as written) and the vocabulary size."""
+    stems = _StemIds()
     sent_lengths = [len(s) for t in texts for s in t]
-    ids = vocab.encode(w for t in texts for s in t for w in s)
+    ids = np.array(list(map(stems.__getitem__, chain.from_iterable(chain(*texts)))), np.int64)
     sent_start = np.concatenate([[0], np.cumsum(sent_lengths, dtype=np.int64)])
     text_sent = np.concatenate([[0], np.cumsum([len(t) for t in texts], dtype=np.int64)])
-    return _Units(ids, sent_start[text_sent], sent_start, text_sent)
-
-
-@njit(cache=True)
-def _clipped_hits(a: np.ndarray, b: np.ndarray) -> int:
-    """sum over distinct codes g of min(count of g in a, count of g in b)."""
-    x = np.sort(a)
-    y = np.sort(b)
-    i = 0
-    j = 0
-    hits = 0
-    while i < x.size and j < y.size:
-        if x[i] < y[j]:
-            i += 1
-        elif x[i] > y[j]:
-            j += 1
-        else:
-            hits += 1
-            i += 1
-            j += 1
-    return hits
+    return _Units(ids, sent_start[text_sent], sent_start, text_sent), len(stems.stems)
 
 
 @njit(cache=True)
@@ -125,7 +122,7 @@ def _skip_bigram_hits(model: np.ndarray, peer: np.ndarray, n_vocab: int) -> tupl
         if in_model[t] and in_peer[t]:
             code[t] = k
             k += 1
-    unigram_hits = _clipped_hits(model[:-1], peer[:-1])
+    unigram_hits = ngram_stats(model[:-1], peer[:-1], 1)[0, MATCHES]
     if k == 0:
         return 0, unigram_hits
     m = code[model]
@@ -137,43 +134,41 @@ def _skip_bigram_hits(model: np.ndarray, peer: np.ndarray, n_vocab: int) -> tupl
 
 @njit(cache=True)
 def _mark_lcs(
-    model: np.ndarray, peer: np.ndarray, hit: np.ndarray, weighted: bool, weight: float
+    model: np.ndarray, peer: np.ndarray, hit: np.ndarray, weighted: bool, powers: np.ndarray
 ) -> None:
     """Set ``hit[i]`` for the model positions on the (W)LCS path, as ``lcs_inner``/``markLCS``.
 
     Equal tokens go diagonal; otherwise up (drop a model token) when
     ``c[i-1][j] >= c[i][j-1]``, else left. With ``weighted`` the table holds WLCS scores,
-    each match adding ``(k+1)^w - k^w`` after a run of k consecutive matches.
+    each match adding ``(k+1)^w - k^w`` after a run of k consecutive matches
+    (``powers[k] = k^w``). The path is traced back through the same comparisons.
     """
     m, n = model.size, peer.size
     if m == 0:
         return
     c = np.zeros((m + 1, n + 1))
-    run = np.zeros((m + 1, n + 1), dtype=np.int64)
-    move = np.zeros((m + 1, n + 1), dtype=np.int8)  # 1 diagonal, 2 up, 3 left
+    run = np.zeros((m + 1, n + 1) if weighted else (1, 1), dtype=np.int64)
     for i in range(1, m + 1):
+        token = model[i - 1]
         for j in range(1, n + 1):
-            if model[i - 1] == peer[j - 1]:
+            if token == peer[j - 1]:
                 if weighted:
                     k = run[i - 1, j - 1]
-                    c[i, j] = c[i - 1, j - 1] + (k + 1.0) ** weight - float(k) ** weight
+                    c[i, j] = c[i - 1, j - 1] + powers[k + 1] - powers[k]
                     run[i, j] = k + 1
                 else:
                     c[i, j] = c[i - 1, j - 1] + 1.0
-                move[i, j] = 1
             elif c[i - 1, j] >= c[i, j - 1]:
                 c[i, j] = c[i - 1, j]
-                move[i, j] = 2
             else:
                 c[i, j] = c[i, j - 1]
-                move[i, j] = 3
     i, j = m, n
     while i != 0 and j != 0:
-        if move[i, j] == 1:
+        if model[i - 1] == peer[j - 1]:
             i -= 1
             j -= 1
             hit[i] = True
-        elif move[i, j] == 2:
+        elif c[i - 1, j] >= c[i, j - 1]:
             i -= 1
         else:
             j -= 1
@@ -218,12 +213,14 @@ def _lcs_hits(
         peer_left[t] += 1
     hit_total = 0.0
     base = 0.0
+    longest = np.max(np.diff(model_sents)) if model_sents.size > 1 else 0
+    powers = np.arange(longest + 2) ** weight  # k^w for every possible run length k
     for s in range(model_sents.size - 1):
         model = ids[model_sents[s] : model_sents[s + 1]]
         mask = np.zeros(model.size, dtype=np.bool_)
         base += float(model.size) ** weight if weighted else float(model.size)
         for r in range(peer_sents.size - 1):
-            _mark_lcs(model, ids[peer_sents[r] : peer_sents[r + 1]], mask, weighted, weight)
+            _mark_lcs(model, ids[peer_sents[r] : peer_sents[r + 1]], mask, weighted, powers)
         run = 0
         for j in range(model.size):
             t = model[j]
@@ -238,6 +235,31 @@ def _lcs_hits(
                 model_left[t] -= 1
                 peer_left[t] -= 1
     return hit_total, base
+
+
+@njit(cache=True)
+def _pair_counts(
+    ids: np.ndarray,
+    sent_start: np.ndarray,
+    text_sent: np.ndarray,
+    model: np.ndarray,
+    peer: np.ndarray,
+    n_vocab: int,
+    weight: float,
+) -> np.ndarray:
+    """Per item i (model text ``model[i]``, peer text ``peer[i]``; units as in :class:`_Units`):
+    LCS hit and base, WLCS hit and base (:func:`_lcs_hits`), skip-bigram hits and SU unigram
+    hits (:func:`_skip_bigram_hits`), as floats."""
+    out = np.zeros((model.size, 6))
+    for i in range(model.size):
+        model_sents = sent_start[text_sent[model[i]] : text_sent[model[i] + 1] + 1]
+        peer_sents = sent_start[text_sent[peer[i]] : text_sent[peer[i] + 1] + 1]
+        out[i, 0], out[i, 1] = _lcs_hits(ids, model_sents, peer_sents, n_vocab, False, weight)
+        out[i, 2], out[i, 3] = _lcs_hits(ids, model_sents, peer_sents, n_vocab, True, weight)
+        m = ids[sent_start[text_sent[model[i]]] : sent_start[text_sent[model[i] + 1]]]
+        p = ids[sent_start[text_sent[peer[i]]] : sent_start[text_sent[peer[i] + 1]]]
+        out[i, 4], out[i, 5] = _skip_bigram_hits(m, p, n_vocab)
+    return out
 
 
 def _round5(x: np.ndarray) -> np.ndarray:
@@ -302,41 +324,28 @@ def rouge(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     Lin (2004), ROUGE: A Package for Automatic Evaluation of Summaries, ACL Workshop Text
     Summarization Branches Out. Chhun et al. (2022), COLING, Tab. 1 (via SummEval).
     """
-    compat = config.hanna_compat
-    vocab = Vocabulary()
     n = len(texts)
-    refs = _encode([rouge_sentences(t, compat) for t in texts.references], vocab)
-    cands = _encode([rouge_sentences(t, compat) for t in texts.candidates], vocab)
-    split = [
-        [u.ids[u.text_start[i] : u.text_start[i + 1]] for i in range(n)] for u in (refs, cands)
-    ]
-    codes = ngram_codes([*split[0], *split[1]], MAX_N, len(vocab))
+    unique, index = distinct([*texts.references, *texts.candidates])
+    units, n_vocab = _encode([rouge_sentences(t, config.hanna_compat) for t in unique])
+    model, peer = index[:n], index[n:]
+    lengths = np.diff(units.text_start)
+    m_len, p_len = lengths[model].astype(np.float64), lengths[peer].astype(np.float64)
+    stats = pair_ngram_stats(units.ids, units.text_start, model, peer, MAX_N)
     out: dict[str, np.ndarray] = {}
-    m_len = np.diff(refs.text_start).astype(np.float64)
-    p_len = np.diff(cands.text_start).astype(np.float64)
+    compat = config.hanna_compat
     for order in range(1, MAX_N + 1):
-        grams = codes[order - 1]
-        hits = np.array([_clipped_hits(grams[i], grams[n + i]) for i in range(n)], np.float64)
+        hits = stats[:, order - 1, MATCHES].astype(np.float64)
         counts = [np.maximum(length - order + 1, 0) for length in (m_len, p_len)]
         _store(out, f"ROUGE-{order}", _prf(hits, *counts, compat))
 
-    lcs = np.zeros((2, 2, n))  # (L, W) x (hit, base) x items
-    ids = np.concatenate([refs.ids, cands.ids])
-    offset = refs.ids.size
-    for i in range(n):
-        model_sents = refs.sent_start[refs.text_sent[i] : refs.text_sent[i + 1] + 1]
-        peer_sents = cands.sent_start[cands.text_sent[i] : cands.text_sent[i + 1] + 1] + offset
-        for w, weighted in enumerate((False, True)):
-            lcs[w, :, i] = _lcs_hits(ids, model_sents, peer_sents, len(vocab), weighted, WEIGHT)
-    _store(out, "ROUGE-L", _prf(lcs[0, 0], lcs[0, 1], p_len, compat))
-    w_base = lcs[1, 1] ** WEIGHT if compat else lcs[1, 1]
-    _store(out, "ROUGE-W-1.2", _prf(lcs[1, 0], w_base, p_len**WEIGHT, compat, WEIGHT))
-
-    skip = np.array(
-        [_skip_bigram_hits(split[0][i], split[1][i], len(vocab)) for i in range(n)], np.float64
-    ).reshape(n, 2)
+    counts = _pair_counts(
+        units.ids, units.sent_start, units.text_sent, model, peer, n_vocab, WEIGHT
+    )
+    _store(out, "ROUGE-L", _prf(counts[:, 0], counts[:, 1], p_len, compat))
+    w_base = counts[:, 3] ** WEIGHT if compat else counts[:, 3]
+    _store(out, "ROUGE-W-1.2", _prf(counts[:, 2], w_base, p_len**WEIGHT, compat, WEIGHT))
     pairs = [length * (length - 1) / 2 for length in (m_len, p_len)]
-    _store(out, "ROUGE-S*", _prf(skip[:, 0], *pairs, compat))
+    _store(out, "ROUGE-S*", _prf(counts[:, 4], *pairs, compat))
     su = [pairs[k] + np.maximum((m_len, p_len)[k] - 1, 0) for k in range(2)]
-    _store(out, "ROUGE-SU*", _prf(skip[:, 0] + skip[:, 1], *su, compat))
+    _store(out, "ROUGE-SU*", _prf(counts[:, 4] + counts[:, 5], *su, compat))
     return out

@@ -1,54 +1,161 @@
-"""BLEU and chrF through sacrebleu, sentence by sentence, with SummEval's settings."""
+"""BLEU and chrF exactly as sacrebleu's sentence scores with SummEval's settings.
+
+SummEval (and so HANNA) called ``sacrebleu.sentence_bleu(candidate, [reference])`` and
+``sacrebleu.sentence_chrf(candidate, [reference])``. This module computes the same sufficient
+statistics (clipped n-gram matches from :func:`scoring.strings._tokens.ngram_stats`, over each
+distinct text tokenised once) and combines them with sacrebleu's own sequence of floating-point
+operations, so the scores equal sacrebleu's to the last bit (sacrebleu is the tests' oracle).
+"""
 
 from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from scoring.registry import ScoringConfig, Texts, register
+from scoring.strings._tokens import MATCHES, Vocabulary, distinct, pack, pair_ngram_stats
+
+BLEU_ORDER = 4
+CHRF_ORDER = 6
+CHRF_BETA = 2
+# mteval-v13a's punctuation: every character of [{-~[-` -&(-+:-@/] stands alone ...
+_SPLIT_PUNCT = str.maketrans({c: f" {c} " for c in '{|}~[\\]^_` !"#$%&()*+:;<=>?@/'})
+_SPLIT_13A = (
+    (re.compile(r"([^0-9])([\.,])"), r"\1 \2 "),  # ... period and comma unless after a digit
+    (re.compile(r"([\.,])([^0-9])"), r" \1 \2"),  # ... unless before a digit
+    (re.compile(r"([0-9])(-)"), r"\1 \2 "),  # ... dash after a digit
+)
 
 
-@register("bleu", ("BLEU",), family="string", reference=True, requires=("sacrebleu",))
+def tokenize_13a(text: str) -> list[str]:
+    """The tokens of ``text`` by sacrebleu's default ``13a`` tokenizer (mteval-v13a.pl).
+
+    As ``BLEU._preprocess_segment``: trailing whitespace removed; ``<skipped>`` and ``-\\n``
+    removed, newlines to spaces, the entities ``&quot; &amp; &lt; &gt;`` decoded; then the
+    ASCII punctuation ``{|}~[\\]^_`!"#$%&()*+:;<=>?@/`` is split off, period and comma unless
+    between digits, and a dash after a digit; tokens are the whitespace-separated pieces.
+    """
+    line = text.rstrip().replace("<skipped>", "").replace("-\n", "").replace("\n", " ")
+    if "&" in line:
+        line = line.replace("&quot;", '"').replace("&amp;", "&")
+        line = line.replace("&lt;", "<").replace("&gt;", ">")
+    line = f" {line} ".translate(_SPLIT_PUNCT)
+    for pattern, replacement in _SPLIT_13A:
+        line = pattern.sub(replacement, line)
+    return line.split()
+
+
+def _word_ids(texts: Sequence[str]) -> list[np.ndarray]:
+    vocab = Vocabulary()
+    return [vocab.encode(tokenize_13a(t)) for t in texts]
+
+
+def _char_ids(texts: Sequence[str]) -> list[np.ndarray]:
+    """Unicode code points of each text with all whitespace removed (sacrebleu's chrF input)."""
+    return [
+        np.frombuffer("".join(t.split()).encode("utf-32-le", "surrogatepass"), np.uint32)
+        for t in texts
+    ]
+
+
+def _pair_stats(
+    texts: Texts, ids_of: Callable[[Sequence[str]], list[np.ndarray]], order: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Candidate lengths, reference lengths and clipped matches (items x orders), in ints."""
+    n = len(texts)
+    unique, index = distinct([*texts.candidates, *texts.references])
+    flat, starts = pack(ids_of(unique))
+    lengths = np.diff(starts)
+    stats = pair_ngram_stats(flat, starts, index[:n], index[n:], order)
+    return lengths[index[:n]], lengths[index[n:]], stats[:, :, MATCHES]
+
+
+def _sentence_bleu(hyp_len: int, ref_len: int, correct: list[int]) -> float:
+    """sacrebleu's ``BLEU.compute_bleu`` with ``smooth_method="exp"``, effective order."""
+    if not any(correct):
+        return 0.0
+    bp = math.exp(1 - ref_len / hyp_len) if hyp_len < ref_len else 1.0
+    precisions = []
+    smooth = 1.0
+    for n in range(1, BLEU_ORDER + 1):
+        total = hyp_len - n + 1
+        if total <= 0:
+            break
+        if correct[n - 1] == 0:
+            smooth *= 2
+            precisions.append(100.0 / (smooth * total))
+        else:
+            precisions.append(100.0 * correct[n - 1] / total)
+    return bp * math.exp(sum([math.log(p) for p in precisions]) / len(precisions))
+
+
+def _sentence_chrf(hyp_len: int, ref_len: int, matches: list[int]) -> float:
+    """sacrebleu's ``CHRF._compute_f_score`` (no eps smoothing: effective order)."""
+    factor = CHRF_BETA**2
+    avg_prec, avg_rec, effective = 0.0, 0.0, 0
+    for n in range(1, CHRF_ORDER + 1):
+        n_hyp, n_ref = hyp_len - n + 1, ref_len - n + 1
+        if n_hyp > 0 and n_ref > 0:
+            avg_prec += matches[n - 1] / n_hyp
+            avg_rec += matches[n - 1] / n_ref
+            effective += 1
+    if effective:
+        avg_prec /= effective
+        avg_rec /= effective
+    if avg_prec + avg_rec:
+        score = (1 + factor) * avg_prec * avg_rec
+        score /= (factor * avg_prec) + avg_rec
+        return 100 * score
+    return 0.0
+
+
+@register("bleu", ("BLEU",), family="string", reference=True)
 def bleu(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     """Sentence-level BLEU of each candidate against its reference, 0-100.
 
-    ``BLEU = BP * exp(sum_{n=1}^{4} log p_n / 4)`` with clipped n-gram precisions ``p_n``,
-    brevity penalty ``BP = min(1, exp(1 - r / c))``, sacrebleu's ``13a`` tokenisation,
-    ``exp`` smoothing and effective order: exactly
-    ``sacrebleu.sentence_bleu(candidate, [reference])``, the call of SummEval's
+    ``BLEU = BP * exp(sum_{n=1}^{N} log p_n / N)`` with ``p_n = 100 m_n / t_n`` the clipped
+    n-gram precision (``m_n`` clipped matches, ``t_n = c - n + 1`` candidate n-grams), brevity
+    penalty ``BP = min(1, exp(1 - r / c))`` (c, r: candidate and reference token counts),
+    sacrebleu's ``13a`` tokens (:func:`tokenize_13a`), ``exp`` smoothing (the k-th order
+    without a match gets ``p_n = 100 / (2^k t_n)``) and effective order (N: the highest order
+    with ``t_n > 0``, at most 4); 0 when no n-gram matches. This is exactly
+    ``sacrebleu.sentence_bleu(candidate, [reference]).score``, the call of SummEval's
     ``BleuMetric.evaluate_example`` that HANNA used. The public data only hold the Human row
     (identical texts, 100), which any setting reproduces; ``hanna_compat`` changes nothing.
 
     References
     ----------
     Papineni et al. (2002), BLEU, ACL. Post (2018), A Call for Clarity in Reporting BLEU
-    Scores, WMT. Chhun et al. (2022), COLING, Tab. 1.
+    Scores, WMT. Chen and Cherry (2014), A Systematic Comparison of Smoothing Techniques for
+    Sentence-Level BLEU, WMT (method 3). Chhun et al. (2022), COLING, Tab. 1.
     """
-    from sacrebleu.metrics import BLEU
+    hyp, ref, correct = _pair_stats(texts, _word_ids, BLEU_ORDER)
+    rows = zip(hyp.tolist(), ref.tolist(), correct.tolist(), strict=True)
+    return {"BLEU": np.array([_sentence_bleu(*row) for row in rows], dtype=np.float64)}
 
-    return {"BLEU": _sentence_scores(BLEU(effective_order=True), texts)}
 
-
-@register("chrf", ("chrF",), family="string", reference=True, requires=("sacrebleu",))
+@register("chrf", ("chrF",), family="string", reference=True)
 def chrf(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     """Sentence-level chrF of each candidate against its reference, 0-100.
 
-    Character n-gram F-score ``chrF = (1 + b^2) P R / (b^2 P + R)`` with ``b = 2``, P and R the
-    averages over n = 1..6 of the character n-gram precisions and recalls (whitespace removed),
-    no word n-grams: ``sacrebleu.sentence_chrf(candidate, [reference])`` with SummEval's
+    Character n-gram F-score ``chrF = 100 (1 + b^2) P R / (b^2 P + R)`` with ``b = 2``, P and R
+    the averages of the character n-gram precisions ``m_n / (c - n + 1)`` and recalls
+    ``m_n / (r - n + 1)`` over the orders n = 1..6 that both texts reach (c, r: characters of
+    candidate and reference with all whitespace removed; ``m_n`` clipped matches); 0 when
+    ``P + R = 0``. No word n-grams. This is exactly
+    ``sacrebleu.sentence_chrf(candidate, [reference]).score`` with SummEval's
     ``char_order=6, word_order=0, beta=2`` (sacrebleu's defaults). Only the Human row (100)
     can be checked against the public data; ``hanna_compat`` changes nothing.
 
     References
     ----------
     Popović (2015), chrF: character n-gram F-score for automatic MT evaluation, WMT.
-    Chhun et al. (2022), COLING, Tab. 1.
+    Post (2018), A Call for Clarity in Reporting BLEU Scores, WMT. Chhun et al. (2022),
+    COLING, Tab. 1.
     """
-    from sacrebleu.metrics import CHRF
-
-    return {"chrF": _sentence_scores(CHRF(char_order=6, word_order=0, beta=2), texts)}
-
-
-def _sentence_scores(metric, texts: Texts) -> np.ndarray:
-    """``metric.sentence_score(candidate, [reference]).score`` for every item."""
-    pairs = zip(texts.candidates, texts.references, strict=True)
-    return np.array([metric.sentence_score(c, [r]).score for c, r in pairs], dtype=np.float64)
+    hyp, ref, matches = _pair_stats(texts, _char_ids, CHRF_ORDER)
+    rows = zip(hyp.tolist(), ref.tolist(), matches.tolist(), strict=True)
+    return {"chrF": np.array([_sentence_chrf(*row) for row in rows], dtype=np.float64)}
