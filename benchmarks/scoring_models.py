@@ -112,11 +112,126 @@ def ours_depthscore(cands, refs, prompts, device):
     return depthscore(cands, refs, config(device), model=MINILM, layer=4)
 
 
+@cache
+def minilm_mlm() -> str:
+    """all-MiniLM-L6-v2's encoder and vocabulary under a masked-LM head (the head is random,
+    the decoder tied to the real embeddings): a MiniLM-sized masked LM for InfoLM and BLANC."""
+    import tempfile
+
+    from transformers import AutoTokenizer, BertForMaskedLM
+
+    path = Path(tempfile.mkdtemp()) / "minilm-mlm"
+    BertForMaskedLM.from_pretrained(minilm_dir()).save_pretrained(path)
+    AutoTokenizer.from_pretrained(minilm_dir()).save_pretrained(path)
+    return str(path)
+
+
+@cache
+def minilm_bart() -> str:
+    """A BART with MiniLM's dimensions (6+6 layers, 384 wide, 12 heads), random weights and the
+    tests' small BPE vocabulary: no small pre-trained BART ships on PyPI."""
+    import tempfile
+
+    from tiny_models import build_bart
+
+    return str(build_bart(Path(tempfile.mkdtemp()), hidden=384, layers=6, heads=12))
+
+
+def model_config(device: str, name: str, path: str):
+    from scoring.registry import ScoringConfig
+
+    return ScoringConfig(device=device, batch_size=16, models={name: path}, progress=False)
+
+
+def ours_bartscore(cands, refs, prompts, device):
+    from scoring.models.bartscore import CHECKPOINT, mean_log_likelihood
+
+    return mean_log_likelihood(tuple(refs), tuple(cands), model_config(device, CHECKPOINT,
+                                                                        minilm_bart()))
+
+
+def ref_bartscore(cands, refs, prompts, device):
+    """The authors' BARTScorer.score loop (Yuan et al., 2021, bart_score.py; not on PyPI),
+    restated: batches of 4 in input order, labels=target ids, NLLLoss over log-softmax."""
+    import torch
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(minilm_bart())
+    model = AutoModelForSeq2SeqLM.from_pretrained(minilm_bart()).eval().to(device)
+    loss_fct = torch.nn.NLLLoss(reduction="none", ignore_index=model.config.pad_token_id)
+    scores = []
+    for i in range(0, len(cands), 4):
+        kw = {"max_length": 1024, "truncation": True, "padding": True, "return_tensors": "pt"}
+        src, tgt = tokenizer(refs[i : i + 4], **kw), tokenizer(cands[i : i + 4], **kw)
+        with torch.no_grad():
+            out = model(input_ids=src["input_ids"].to(device),
+                        attention_mask=src["attention_mask"].to(device),
+                        labels=tgt["input_ids"].to(device))
+            logits = out.logits.view(-1, model.config.vocab_size)
+            loss = loss_fct(torch.log_softmax(logits, -1), tgt["input_ids"].to(device).view(-1))
+            loss = loss.view(len(tgt["input_ids"]), -1).sum(1) / tgt["attention_mask"].sum(1)
+        scores += (-loss).tolist()
+    return scores
+
+
+def ours_infolm(cands, refs, prompts, device):
+    from scoring.models.infolm import CHECKPOINT, fisher_rao, text_distributions
+
+    cfg = model_config(device, CHECKPOINT, minilm_mlm())
+    return fisher_rao(text_distributions(tuple(refs), cfg), text_distributions(tuple(cands), cfg))
+
+
+def ref_infolm(cands, refs, prompts, device):
+    from torchmetrics.functional.text.infolm import infolm
+
+    return infolm(cands, refs, model_name_or_path=minilm_mlm(), temperature=0.25,
+                  information_measure="fisher_rao_distance", idf=True, max_length=512,
+                  batch_size=16, device=device, verbose=False, return_sentence_level_score=True)
+
+
+def ours_blanc_help(cands, refs, prompts, device):
+    from scoring.models.blanc import CHECKPOINT, blanc_help
+
+    return blanc_help(tuple(cands), tuple(prompts), model_config(device, CHECKPOINT, minilm_mlm()))
+
+
+@cache
+def blanc_package():
+    """The authors' ``blanc`` 0.3.4 under transformers 5, as in the tests: only its
+    ``blanc.blanc`` module (its __init__ imports removed TransfoXL classes), torch's AdamW for
+    the removed transformers one, and our sentence split (punkt data cannot be installed)."""
+    import importlib.util
+    import types
+
+    import torch
+    import transformers  # noqa: F401
+
+    from scoring.models import blanc
+
+    shell = types.ModuleType("blanc")
+    shell.__path__ = list(importlib.util.find_spec("blanc").submodule_search_locations)
+    sys.modules["blanc"] = shell
+    sys.modules["transformers"].AdamW = torch.optim.AdamW
+    import blanc.blanc as package
+
+    package.sent_tokenize = blanc.sentences
+    return package
+
+
+def ref_blanc_help(cands, refs, prompts, device):
+    scorer = blanc_package().BlancHelp(model_name=minilm_mlm(), device=device,
+                                       inference_batch_size=16, show_progress_bar=False)
+    return scorer.eval_pairs(cands, prompts)
+
+
 ENTRIES: list[Entry] = [
     Entry("BERTScore", ours_bertscore, ref_bertscore),
     Entry("MoverScore", ours_moverscore, ref_moverscore),
     Entry("BaryScore", ours_baryscore, None),
     Entry("DepthScore", ours_depthscore, None),
+    Entry("BARTScore", ours_bartscore, ref_bartscore),
+    Entry("InfoLM", ours_infolm, ref_infolm),
+    Entry("BLANC-help", ours_blanc_help, ref_blanc_help),
 ]
 
 
