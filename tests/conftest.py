@@ -9,6 +9,9 @@ import pytest
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+# Session fixtures tiny_bert and tiny_bart: small models built on the fly (tests/tiny_models.py).
+pytest_plugins = ("tiny_models",)
+
 REPO = Path(__file__).resolve().parents[1]
 HANNA_DIR = Path(os.environ.get("HANNA_DATA", REPO.parent / "shared" / "data" / "hanna"))
 

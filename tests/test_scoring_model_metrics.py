@@ -21,7 +21,6 @@ from scoring.models import bartscore, blanc, infolm, s3, summaqa
 from scoring.models._runtime import MissingCheckpointError
 from scoring.registry import REGISTRY, ScoringConfig, Texts
 
-pytest_plugins = ("tiny_models",)  # fixtures tiny_bert, tiny_bart
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
