@@ -105,7 +105,7 @@ def text_distributions(
                 masked = ids.repeat(len(chunk), 1)
                 rows = torch.arange(len(chunk), device=model.device)
                 masked[rows, chunk] = tokenizer.mask_token_id
-                logits = model(input_ids=masked).logits[rows, chunk].float()
+                logits = _masked_logits(model, masked, rows, chunk).float()
                 probs = torch.softmax(logits / temperature, dim=-1).double()
                 w = torch.as_tensor(weights[start : start + len(chunk)], device=model.device)
                 total += (w[:, None] * probs).sum(0)
@@ -114,6 +114,21 @@ def text_distributions(
     # FR(p, p) = 2 arccos(sum p) from 0 to ~5e-4 (the size of HANNA's Human-row values).
     # Dividing by the row sum also divides by sum_j idf(x_j).
     return out / out.sum(1, keepdims=True)
+
+
+def _masked_logits(model, input_ids, rows, cols):
+    """The masked-LM logits at positions ``(rows, cols)`` only.
+
+    The language-model head (a vocabulary-sized projection) runs on those hidden states alone
+    instead of on every position of every masked copy (the full ``logits`` tensor is
+    batch x length x vocabulary, most of InfoLM's time). Models whose head is not one child
+    module beside the encoder (e.g. DistilBERT's three) get the full logits, then the rows.
+    """
+    heads = [m for m in model.children() if m is not model.base_model]
+    if len(heads) != 1:
+        return model(input_ids=input_ids).logits[rows, cols]
+    hidden = model.base_model(input_ids=input_ids).last_hidden_state
+    return heads[0](hidden[rows, cols])
 
 
 def fisher_rao(p: np.ndarray, q: np.ndarray) -> np.ndarray:
