@@ -87,7 +87,6 @@ def metric_heatmap(
     reverse: bool = False,
     sort_x: Sequence[str] | None = None,
     sort_y: Sequence[str] | None = None,
-    domain: tuple[float, float] = (0.0, 1.0),
 ) -> alt.Chart:
     """A heatmap of ``color`` over ``x`` x ``y`` with one drop-down per column in ``choices``.
 
@@ -106,7 +105,7 @@ def metric_heatmap(
         :func:`_widen`) rather than filtered: the numeric ``color`` and ``tooltip`` columns are
         picked by the choice. Use it for the largest choice to keep the page small.
     diverging : bool
-        Signed values on a red-blue scale centred on 0; otherwise viridis on ``domain``.
+        Signed values on a red-blue scale centred on 0; otherwise viridis on [0, 1].
     reverse : bool
         Reverse the sequential scale (small values bright), e.g. for p-values.
     sort_x, sort_y : sequence of str, optional
@@ -141,7 +140,7 @@ def metric_heatmap(
     scale = (
         alt.Scale(scheme=_DIVERGING, domain=[-1, 1], reverse=True)
         if diverging
-        else alt.Scale(scheme=_SEQUENTIAL, domain=list(domain), reverse=reverse)
+        else alt.Scale(scheme=_SEQUENTIAL, domain=[0, 1], reverse=reverse)
     )
     return chart.encode(
         x=alt.X(f"{short[x]}:N", sort=sort_x, title=None),

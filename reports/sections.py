@@ -69,7 +69,6 @@ class Study:
     settings: ReportSettings
     n_systems: int  # systems compared (human-written ones excluded)
     n_rated_systems: int  # of those, the ones with ratings of the human criteria
-    n_inputs: int
     criteria: tuple[str, ...]
     metrics: tuple[str, ...]
     families: dict[str, str]  # metric -> family ('' when unknown)
@@ -84,18 +83,17 @@ class Study:
             "WHERE kind = 'human' OR list_contains(?, kind) ORDER BY position, name",
             [kinds],
         ).fetchall()
-        ((n_systems, n_rated, n_inputs, n_ratings),) = con.execute(
+        ((n_systems, n_rated, n_ratings),) = con.execute(
             "SELECT (SELECT count(*) FROM systems WHERE NOT is_human), "
             "(SELECT count(DISTINCT system) FROM story_scores "
             " WHERE kind = 'human' AND NOT is_human AND value IS NOT NULL), "
-            "(SELECT count(*) FROM inputs), (SELECT count(*) FROM ratings)"
+            "(SELECT count(*) FROM ratings)"
         ).fetchall()
         return cls(
             con=con,
             settings=settings,
             n_systems=n_systems,
             n_rated_systems=n_rated,
-            n_inputs=n_inputs,
             criteria=tuple(n for n, k, _ in measures if k == "human"),
             metrics=tuple(n for n, k, _ in measures if k != "human"),
             families={n: f for n, k, f in measures if k != "human"},
