@@ -25,11 +25,7 @@ from pathlib import Path
 import numpy as np
 import scipy.stats
 
-from hanna_stats.kernels.resampling import (
-    bootstrap_ci,
-    bootstrap_indices,
-    permutation_swaps,
-)
+from hanna_stats.kernels import bootstrap_ci, bootstrap_indices, permutation_swaps
 
 REPO = Path(__file__).resolve().parents[1]
 HANNA_DIR = Path(os.environ.get("HANNA_DATA", REPO.parent / "shared" / "data" / "hanna"))
@@ -93,7 +89,7 @@ def bench_hanna() -> None:
 PERM_PROBE = """
 import resource, sys, time
 import numpy as np
-from hanna_stats.kernels.resampling import permutation_test_pairs
+from hanna_stats.kernels import permutation_test_pairs
 rng = np.random.default_rng(2)
 base = rng.normal(size=(2000, 20))
 X = base + rng.normal(size=(50, 2000, 20)) * rng.uniform(0.5, 3, size=(50, 1, 1))

@@ -1,357 +1,177 @@
-"""Command line: ``python -m hanna_stats SUBCOMMAND ...`` (see ``--help``)."""
+"""Command line: ``python -m hanna_stats SUBCOMMAND ...`` (see ``--help``).
+
+The subcommands are a table (:data:`COMMANDS`): each entry names what it runs and its options.
+An analysis subcommand names its function in :mod:`hanna_stats.analyses` and maps each of its
+options onto one keyword of that function; choices come from the constants the analyses and the
+kernels define (:data:`CHOICES`), never from a copy here.
+
+Start-up: this module imports only the standard library. A subcommand's parser is built when
+that subcommand is used (its choices import the analysis constants), and DuckDB, polars, the
+Numba kernels, the report and the scorers are imported by the command that needs them, so
+``--help`` is instant and ``correlate --db FILE`` pays only for what it runs.
+
+Data source of the analyses, ``sql`` and ``report``: ``--db FILE`` opens an existing store
+read-only (``sql --write``: read-write); ``--data DIR`` builds one from the HANNA files in memory;
+neither: ``$HANNA_DATA``, else the ``fetch-data`` cache, in memory. Only ``ingest`` and
+``score`` create a store file.
+
+Errors policy: an error the user can fix (bad option or input file, missing data or store, SQL
+error, file-system error: ``ValueError`` and its subclasses ``InputError``/``ChecksumError``,
+``OSError`` and its subclass ``DataNotFoundError``, ``duckdb.Error``, polars errors) is printed
+as one line on stderr, ``error: <message>``, with exit status 2. Anything else is a bug and shows
+its traceback. ``--debug`` (before the subcommand) re-raises every error. A closed output pipe
+(``... | head``) ends the command quietly.
+"""
 
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import duckdb
-import polars as pl
+if TYPE_CHECKING:
+    import duckdb
+    import polars as pl
 
-from hanna_stats.store import (
-    DataNotFoundError,
-    InputError,
-    build_hanna_store,
-    fetch_hanna,
-    ingest_hanna_annotations,
-    ingest_hanna_llm,
-    ingest_hanna_metric_scores,
-    ingest_tidy,
-    open_store,
-    resolve_hanna_dir,
-)
+    from hanna_stats.store import Study
 
 FORMATS = ("table", "csv", "json")
-INGESTERS: dict[str, Callable[..., object]] = {
-    "hanna-metric-scores": ingest_hanna_metric_scores,
-    "hanna-llm": ingest_hanna_llm,
-    "hanna-annotations": ingest_hanna_annotations,
-    "tidy": ingest_tidy,
+#: Ingest formats -> function of :mod:`hanna_stats.store`.
+INGESTERS = {
+    "hanna-metric-scores": "ingest_hanna_metric_scores",
+    "hanna-llm": "ingest_hanna_llm",
+    "hanna-annotations": "ingest_hanna_annotations",
+    "tidy": "ingest_tidy",
 }
 _HANNA_FILE_FORMATS = {
     "hanna_metric_scores.csv": "hanna-metric-scores",
     "hanna_metric_scores_llm.csv": "hanna-llm",
     "hanna_stories_annotations.csv": "hanna-annotations",
 }
-
-
-#: Arguments that choose the data and the output rather than the analysis.
-_NOT_ANALYSIS_ARGS = {"run", "data", "db", "format"}
 NO_RATINGS = (
     "note: the store holds no rater-level ratings; ingest hanna_metric_scores_llm.csv "
     "(judge slots) or the raw annotations file to compute agreement"
 )
+BUILD_STORE = "build one with `python -m hanna_stats ingest --db FILE DIR`"
+
+#: Choice lists by name: (module, constant, number of leading entries or None for all). The
+#: module is imported when a parser using the list is built. "story-system": the levels of the
+#: analyses that have no global level (the first two of LEVELS: story, system).
+CHOICES: dict[str, tuple[str, str, int | None]] = {
+    "level": ("hanna_stats.analyses._common", "LEVELS", None),
+    "story-system": ("hanna_stats.analyses._common", "LEVELS", 2),
+    "method": ("hanna_stats.analyses._common", "METHODS", None),
+    "coefficient": ("hanna_stats.analyses._common", "COEFFICIENTS", None),
+    "variant": ("hanna_stats.analyses._common", "VARIANTS", None),
+    "nan_policy": ("hanna_stats.analyses._common", "NAN_POLICIES", None),
+    "against": ("hanna_stats.analyses.correlations", "AGAINST", None),
+    "kinds": ("hanna_stats.store", "AUTOMATIC_KINDS", None),
+    "ties": ("hanna_stats.kernels", "TIE_RULES", None),
+    "correction": ("hanna_stats.kernels", "CORRECTIONS", None),
+    "alternative": ("hanna_stats.kernels", "ALTERNATIVES", None),
+    "resample": ("hanna_stats.kernels", "RESAMPLE", None),
+    "ci_method": ("hanna_stats.kernels", "CI_METHODS", None),
+}
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the process exit status."""
-    parser = _parser()
-    args = parser.parse_args(argv)
-    try:
-        return args.run(args)
-    except (DataNotFoundError, InputError, duckdb.Error, ValueError, OSError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
+def choices(name: str) -> tuple[str, ...]:
+    """The choice list called ``name`` in :data:`CHOICES`, imported now."""
+    module, constant, head = CHOICES[name]
+    values = getattr(importlib.import_module(module), constant, None)
+    if values is None and module == "hanna_stats.kernels":
+        # Constants the kernels' option module defines before the package exports them.
+        values = getattr(importlib.import_module("hanna_stats.kernels._options"), constant)
+    return tuple(values[:head] if head else values)
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m hanna_stats",
-        description="Meta-evaluation of NLG metrics against human judgements (HANNA and beyond).",
-    )
-    sub = parser.add_subparsers(title="subcommands", required=True, metavar="SUBCOMMAND")
-
-    p = sub.add_parser(
-        "fetch-data",
-        help="download the public HANNA files (pinned commits, SHA-256 checked) into the cache",
-        description="Download the HANNA files from the public repository at pinned commits, "
-        "verify their SHA-256 and store them in the cache (HANNA_STATS_CACHE, default "
-        "~/.cache/hanna_stats). Offline, pass a local copy with --local DIR.",
-    )
-    p.add_argument("--dest", type=Path, help="target folder (default: the cache)")
-    p.add_argument("--local", type=Path, metavar="DIR", help="verify and copy a local copy")
-    p.add_argument(
-        "--with-annotations",
-        action="store_true",
-        help="also fetch the raw rater-level annotations (no pinned checksum: unverified)",
-    )
-    p.set_defaults(run=_cmd_fetch)
-
-    p = sub.add_parser(
-        "ingest",
-        help="load HANNA files or a tidy CSV/Parquet into a store file",
-        description="Ingest files into a DuckDB store (one transaction per file; re-running "
-        "does not duplicate). PATH is a HANNA data folder or a file; the format of a file is "
-        "taken from its HANNA name, else it is read as tidy (item,input,system,measure,value"
-        "[,rater]).",
-    )
-    p.add_argument("paths", nargs="+", type=Path, metavar="PATH")
-    p.add_argument("--db", type=Path, required=True, help="store file (created if missing)")
-    p.add_argument("--format", choices=["auto", *INGESTERS], default="auto")
-    p.add_argument("--human-system", help="tidy files: the system holding human references")
-    p.set_defaults(run=_cmd_ingest)
-
-    p = sub.add_parser(
-        "sql",
-        help="run ad-hoc SQL against the store",
-        description="Run SQL against the store (read-only unless --write). Views: story_scores, "
-        "system_scores, scores_wide, rating_records, measure_catalogue.",
-    )
-    p.add_argument("query")
-    _add_source(p)
-    p.add_argument("--write", action="store_true", help="open the store read-write")
-    _add_format(p)
-    p.set_defaults(run=_cmd_sql)
-
-    p = sub.add_parser(
-        "correlate",
-        help="correlations of metrics with human criteria (or each other)",
-        description="Correlate measures at story (per-input, then averaged), system or global "
-        "level. Human-written stories are excluded unless --include-human.",
-    )
-    p.add_argument("--level", choices=["story", "system", "global"], default="story")
-    p.add_argument(
-        "--method", choices=["pearson", "spearman", "kendall", "acc_eq"], default="kendall"
-    )
-    p.add_argument(
-        "--against", choices=["criteria", "metrics", "inter-criteria", "all"], default="criteria"
-    )
-    p.add_argument("--variant", choices=["a", "b", "c"], default="b", help="Kendall variant")
-    p.add_argument("--nan-policy", choices=["omit", "propagate", "raise"], default="omit")
-    _add_common(p)
-    p.set_defaults(run=_analysis("correlations:correlate"))
-
-    p = sub.add_parser(
-        "borda",
-        help="Borda count of the metrics over criteria x coefficients (Tab. 6)",
-        description="Rank the metrics in each of the 18 (criterion x coefficient) columns of "
-        "absolute correlations at one level and sum the 0-based ranks; exact ties share a rank "
-        "by --ties. Also reports the mean |r| aggregation.",
-    )
-    p.add_argument("--level", choices=["story", "system"], default="story")
-    p.add_argument("--ties", choices=["average", "min", "max"], default="average")
-    _add_common(p)
-    p.set_defaults(run=_analysis("rankings:borda"))
-
-    p = sub.add_parser(
-        "topk",
-        help="correlations on the k best systems per criterion (Fig. 8)",
-        description="For each criterion keep the k systems with the best mean rating and "
-        "recompute each metric's correlation with it, for k in --ks.",
-    )
-    p.add_argument(
-        "--ks", type=_ks, default="4-10", help="k values: '4-10' or '4,6,8' (default 4-10)"
-    )
-    _add_level_method(p, level="system", method="pearson", levels=("story", "system"))
-    _add_common(p)
-    p.set_defaults(run=_analysis("rankings:topk"))
-
-    p = sub.add_parser(
-        "williams",
-        help="Williams tests between metrics' correlations with a criterion (Figs. 27-38)",
-        description="Williams (1959) test of H1 |r_a| > |r_b| for every ordered pair of metrics, "
-        "the two correlations sharing the criterion. n defaults to the number of systems at "
-        "system level and, by the paper's convention, to the number of inputs at story level.",
-    )
-    p.add_argument("--criterion", required=True, help="name or abbreviation (e.g. EM)")
-    _add_level_method(p, level="system", method="pearson")
-    p.add_argument("--n", type=int, help="sample size used by the test (see above)")
-    p.add_argument("--alternative", choices=["greater", "two-sided", "less"], default="greater")
-    p.add_argument("--correction", choices=["bh", "by", "holm", "bonferroni"])
-    _add_common(p)
-    p.set_defaults(run=_analysis("significance:williams"))
-
-    p = sub.add_parser(
-        "bootstrap-pairs",
-        help="paired bootstrap comparison of systems; weighted F1 per metric (Fig. 7)",
-        description="For every pair of systems, resample the inputs (indices drawn once from "
-        "--seed and shared by every measure), label the pair by which system wins at "
-        "confidence 1 - alpha, and score each metric's labels against each criterion's by "
-        "weighted F1.",
-    )
-    p.add_argument("--resamples", type=int, default=1000)
-    p.add_argument("--alpha", type=float, default=0.05)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument(
-        "--labels",
-        dest="run",
-        action="store_const",
-        const=_analysis("significance:bootstrap_pair_labels"),
-        help="print the per-pair labels instead of the F1 table",
-    )
-    _add_common(p)
-    p.set_defaults(run=_analysis("significance:bootstrap_pairs"))
-
-    p = sub.add_parser(
-        "ci",
-        help="bootstrap confidence intervals of metric-criterion correlations",
-        description="Bootstrap CIs (Deutsch et al. 2021) resampling inputs, systems or both; "
-        "percentile or BCa.",
-    )
-    _add_level_method(p, level="story", method="kendall", levels=("story", "system"))
-    p.add_argument("--resample", choices=["inputs", "systems", "both"], default="inputs")
-    p.add_argument("--resamples", type=int, default=1000)
-    p.add_argument("--confidence", type=float, default=0.95)
-    p.add_argument("--ci-method", choices=["percentile", "bca"], default="percentile")
-    p.add_argument("--seed", type=int, default=0)
-    _add_common(p)
-    p.set_defaults(run=_analysis("resampling:correlation_ci"))
-
-    p = sub.add_parser(
-        "permutation",
-        help="permutation tests (PERM-BOTH) between metrics' correlations with a criterion",
-        description="For every ordered pair of metrics, test the difference of their "
-        "correlations with the criterion by swapping their standardised scores per item "
-        "(PERM-BOTH, Deutsch et al. 2021).",
-    )
-    p.add_argument("--criterion", required=True, help="name or abbreviation (e.g. EM)")
-    _add_level_method(p, level="system", method="kendall")
-    p.add_argument("--permutations", type=int, default=1000)
-    p.add_argument("--alternative", choices=["two-sided", "greater", "less"], default="two-sided")
-    p.add_argument("--seed", type=int, default=0)
-    _add_common(p)
-    p.set_defaults(run=_analysis("resampling:permutation_test"))
-
-    p = sub.add_parser(
-        "agreement",
-        help="inter-annotator agreement: six ICC forms and Krippendorff's alpha (Tab. 3)",
-        description="ICC1, ICC2, ICC3 and their k-rater forms with F-based intervals, and "
-        "Krippendorff's alpha (interval, ordinal), per criterion, from rater-level ratings.",
-    )
-    p.add_argument("--criteria", nargs="+", metavar="C", help="names or abbreviations")
-    p.add_argument("--confidence", type=float, default=0.95)
-    _add_no_human(p)
-    p.set_defaults(run=_analysis("agreement:agreement", empty_note=NO_RATINGS))
-
-    p = sub.add_parser(
-        "system-means",
-        help="mean rating of each system per criterion with t-intervals (Tab. 4)",
-        description="Means and Student-t intervals over individual ratings when the store "
-        "holds them (unit 'rating'), else over story averages (unit 'story').",
-    )
-    p.add_argument("--confidence", type=float, default=0.95)
-    _add_no_human(p)
-    p.set_defaults(run=_analysis("agreement:system_means"))
-
-    p = sub.add_parser(
-        "report",
-        help="the whole study as one offline, interactive HTML report",
-        description="Run the paper's analyses on the store and write one self-contained HTML "
-        "file (charts with inline JavaScript; no network access when opened). The same store "
-        "and options give a byte-identical file. Sections whose inputs the study lacks say so.",
-    )
-    p.add_argument("--out", type=Path, default=Path("report.html"), help="HTML file to write")
-    p.add_argument(
-        "--tables",
-        type=Path,
-        metavar="DIR",
-        help="also write every table as CSV and Parquet into DIR",
-    )
-    p.add_argument("--seed", type=int, default=0, help="seed of every resampling")
-    p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples B")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level")
-    p.add_argument("--confidence", type=float, default=0.95, help="level of the intervals")
-    p.add_argument("--ci-resample", choices=["inputs", "systems", "both"], default="inputs")
-    p.add_argument("--williams-level", choices=["story", "system"], default="system")
-    p.add_argument(
-        "--williams-method", choices=["pearson", "spearman", "kendall"], default="pearson"
-    )
-    p.add_argument("--correction", choices=["bh", "by", "holm", "bonferroni"])
-    p.add_argument(
-        "--ties", choices=["average", "min", "max"], default="average", help="Borda tie rule"
-    )
-    _add_kinds(p)
-    _add_source(p)
-    p.set_defaults(run=_cmd_report)
-
-    p = sub.add_parser(
-        "score",
-        help="compute the paper's metrics from texts into a store or a tidy file",
-        description="Score stories with registered metrics (--list shows them). --input is a "
-        "CSV/Parquet/JSONL file with columns input,system,prompt,reference,story[,item], or a "
-        "HANNA story file as it is. Scores go into the --db store as measures (one "
-        "transaction; already scored (item, metric) pairs are skipped unless --force) and/or "
-        "to --out (CSV or Parquet by extension: item,input,system,metric,value).",
-    )
-    p.add_argument("--list", action="store_true", help="print the metric registry and exit")
-    _add_format(p)
-    p.add_argument(
-        "--metrics",
-        default="all-string",
-        help="comma-separated metric or scorer names, 'all-string' (default) or 'all'",
-    )
-    p.add_argument("--input", type=Path, metavar="FILE", help="texts to score")
-    p.add_argument("--db", type=Path, metavar="FILE", help="store file to write the scores into")
-    p.add_argument("--out", type=Path, metavar="FILE", help="tidy table to write (.csv, .parquet)")
-    p.add_argument(
-        "--hanna-compat", action="store_true", help="reproduce the published HANNA values"
-    )
-    p.add_argument("--force", action="store_true", help="recompute scores already in the store")
-    p.add_argument("--device", help="torch device for model-based metrics (cpu, cuda)")
-    p.add_argument("--batch-size", type=int, default=32, help="batch size of model-based metrics")
-    p.add_argument(
-        "--model",
-        action="append",
-        default=[],
-        metavar="NAME=PATH",
-        help="checkpoint override for a model-based metric (repeatable)",
-    )
-    p.set_defaults(run=_cmd_score)
-    return parser
+# --------------------------------------------------------------------------- the table
 
 
-def _add_source(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--data",
-        type=Path,
-        metavar="DIR",
-        help="HANNA data folder (default: $HANNA_DATA, else the fetch-data cache)",
-    )
-    p.add_argument("--db", type=Path, metavar="FILE", help="a store file (see `ingest`)")
+@dataclass(frozen=True)
+class Opt:
+    """One option of a subcommand.
+
+    ``flags`` and ``settings`` go to :meth:`argparse.ArgumentParser.add_argument`; ``choices``
+    names a list of :data:`CHOICES` (or is the list, for the CLI's own choices); ``keyword``
+    says whether the value is an argument of the command's function, under the name ``dest``.
+    """
+
+    flags: tuple[str, ...]
+    dest: str
+    settings: dict[str, Any]
+    choices: str | tuple[str, ...] | None = None
+    keyword: bool = True
+
+    def add_to(self, parser: argparse.ArgumentParser) -> None:
+        settings = dict(self.settings)
+        if isinstance(self.choices, str):
+            settings["choices"] = choices(self.choices)
+        elif self.choices is not None:
+            settings["choices"] = self.choices
+        if self.flags[0].startswith("-"):
+            settings["dest"] = self.dest
+        parser.add_argument(*self.flags, **settings)
 
 
-def _add_level_method(
-    p: argparse.ArgumentParser,
-    *,
-    level: str,
-    method: str,
-    levels: tuple[str, ...] = ("story", "system", "global"),
-) -> None:
-    p.add_argument("--level", choices=levels, default=level)
-    p.add_argument("--method", choices=["pearson", "spearman", "kendall"], default=method)
+def opt(
+    *flags: str,
+    choices: str | tuple[str, ...] | None = None,
+    keyword: bool = True,
+    **settings: Any,
+) -> Opt:
+    """An :class:`Opt`; ``dest`` as argparse derives it (``--nan-policy`` -> ``nan_policy``)."""
+    long = [f for f in flags if f.startswith("--")] or flags
+    dest = settings.pop("dest", None) or long[0].lstrip("-").replace("-", "_")
+    return Opt(flags, dest, settings, choices, keyword)
 
 
-def _add_common(p: argparse.ArgumentParser) -> None:
-    """Options of every analysis: human stories, measure kinds, data source, output format."""
-    p.add_argument(
-        "--include-human", action="store_true", help="keep the human-written stories as a system"
-    )
-    _add_kinds(p)
-    _add_source(p)
-    _add_format(p)
+@dataclass(frozen=True)
+class Command:
+    """One subcommand: its help, its options, and what it runs.
 
+    ``run(command, args)`` runs it; an analysis names ``function`` (``module:function`` in
+    :mod:`hanna_stats.analyses`) and is run by :func:`_run_analysis`. ``source`` adds ``--data``
+    / ``--db`` (exclusive), ``output`` adds ``--format``.
+    """
 
-def _add_kinds(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--kinds",
-        type=_comma_list,
-        default=("metric",),
-        help="automatic measure kinds, comma-separated: metric (default, the paper), llm-judge",
-    )
+    name: str
+    help: str
+    description: str
+    options: tuple[Opt, ...]
+    run: Callable[[Command, argparse.Namespace], int]
+    function: str | None = None
+    source: bool = True
+    output: bool = True
+    empty_note: str | None = None
 
+    def keywords(self, args: argparse.Namespace) -> dict[str, Any]:
+        """The options that are arguments of the function, by keyword."""
+        return {o.dest: getattr(args, o.dest) for o in self.options if o.keyword}
 
-def _add_no_human(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--no-human",
-        dest="include_human",
-        action="store_false",
-        help="leave out the human-written stories",
-    )
-    _add_source(p)
-    _add_format(p)
+    def populate(self, parser: argparse.ArgumentParser) -> None:
+        for option in self.options:
+            option.add_to(parser)
+        if self.source:
+            group = parser.add_mutually_exclusive_group()
+            group.add_argument(
+                "--data",
+                type=Path,
+                metavar="DIR",
+                help="HANNA data folder, built into an in-memory store "
+                "(default: $HANNA_DATA, else the fetch-data cache)",
+            )
+            group.add_argument(
+                "--db", type=Path, metavar="FILE", help="an existing store file (see `ingest`)"
+            )
+        if self.output:
+            parser.add_argument("--format", choices=FORMATS, default="table")
+        parser.set_defaults(command=self)
 
 
 def _comma_list(text: str) -> tuple[str, ...]:
@@ -366,15 +186,469 @@ def _ks(text: str) -> list[int]:
     return [int(k) for k in text.split(",")]
 
 
-def _add_format(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=FORMATS, default="table")
+def _level(default: str, choices: str = "level") -> Opt:
+    return opt("--level", choices=choices, default=default)
 
 
-def _open(args: argparse.Namespace, *, read_only: bool = True) -> duckdb.DuckDBPyConnection:
-    """An existing --db store, else a store built from the HANNA data (in memory without --db)."""
-    if args.db is not None and args.data is None and args.db.exists():
+def _method(default: str) -> Opt:
+    return opt("--method", choices="method", default=default)
+
+
+INCLUDE_HUMAN = opt(
+    "--include-human", action="store_true", help="keep the human-written stories as a system"
+)
+NO_HUMAN = opt(
+    "--no-human",
+    dest="include_human",
+    action="store_false",
+    help="leave out the human-written stories",
+)
+KINDS = opt(
+    "--kinds",
+    type=_comma_list,
+    default=("metric",),
+    help="automatic measure kinds, comma-separated: metric (default, the paper), llm-judge",
+)
+CRITERION = opt("--criterion", required=True, help="name or abbreviation (e.g. EM)")
+SEED = opt("--seed", type=int, default=0, help="seed of the resampling")
+RESAMPLES = opt("--resamples", type=int, default=1000, help="bootstrap resamples B")
+CONFIDENCE = opt("--confidence", type=float, default=0.95, help="level of the intervals")
+
+
+def _analysis(
+    name: str, function: str, help: str, description: str, *options: Opt, **more: Any
+) -> Command:
+    return Command(name, help, description, options, _run_analysis, function=function, **more)
+
+
+def _commands() -> tuple[Command, ...]:
+    return (
+        Command(
+            "fetch-data",
+            "download the public HANNA files (pinned commits, SHA-256 checked) into the cache",
+            "Download the HANNA files from the public repository at pinned commits, verify "
+            "their SHA-256 and store them in the cache (HANNA_STATS_CACHE, default "
+            "~/.cache/hanna_stats). Offline, pass a local copy with --local DIR.",
+            (
+                opt("--dest", type=Path, help="target folder (default: the cache)"),
+                opt("--local", type=Path, metavar="DIR", help="verify and copy a local copy"),
+                opt(
+                    "--with-annotations",
+                    dest="include_annotations",
+                    action="store_true",
+                    help="also fetch the raw rater-level annotations (no pinned checksum: "
+                    "unverified)",
+                ),
+            ),
+            _cmd_fetch,
+            source=False,
+            output=False,
+        ),
+        Command(
+            "ingest",
+            "load HANNA files or a tidy CSV/Parquet into a store file",
+            "Ingest files into a DuckDB store (one transaction per file; re-running does not "
+            "duplicate). PATH is a HANNA data folder or a file; the format of a file is taken "
+            "from its HANNA name, else it is read as tidy (item,input,system,measure,value"
+            "[,rater]).",
+            (
+                opt("paths", nargs="+", type=Path, metavar="PATH", keyword=False),
+                opt("--db", type=Path, required=True, help="store file (created if missing)"),
+                opt("--format", choices=("auto", *INGESTERS), default="auto", keyword=False),
+                opt("--human-system", help="tidy files: the system holding human references"),
+            ),
+            _cmd_ingest,
+            source=False,
+            output=False,
+        ),
+        Command(
+            "sql",
+            "run ad-hoc SQL against the store",
+            "Run SQL against the store (read-only unless --write). Views: story_scores, "
+            "system_scores, scores_wide, rating_records, measure_catalogue.",
+            (
+                opt("query"),
+                opt("--write", action="store_true", help="open the store file read-write"),
+            ),
+            _cmd_sql,
+        ),
+        _analysis(
+            "correlate",
+            "correlations:correlate",
+            "correlations of metrics with human criteria (or each other)",
+            "Correlate measures at story (per-input, then averaged), system or global level. "
+            "Human-written stories are excluded unless --include-human.",
+            _level("story"),
+            opt("--method", choices="coefficient", default="kendall"),
+            opt("--against", choices="against", default="criteria"),
+            opt("--variant", choices="variant", default="b", help="Kendall variant"),
+            opt("--nan-policy", choices="nan_policy", default="omit"),
+            INCLUDE_HUMAN,
+            KINDS,
+        ),
+        _analysis(
+            "borda",
+            "rankings:borda",
+            "Borda count of the metrics over criteria x coefficients (Tab. 6)",
+            "Rank the metrics in each of the 18 (criterion x coefficient) columns of absolute "
+            "correlations at one level and sum the 0-based ranks; exact ties share a rank by "
+            "--ties. Also reports the mean |r| aggregation.",
+            _level("story", "story-system"),
+            opt("--ties", choices="ties", default="average"),
+            INCLUDE_HUMAN,
+            KINDS,
+        ),
+        _analysis(
+            "topk",
+            "rankings:topk",
+            "correlations on the k best systems per criterion (Fig. 8)",
+            "For each criterion keep the k systems with the best mean rating and recompute "
+            "each metric's correlation with it, for k in --ks.",
+            opt(
+                "--ks", type=_ks, default="4-10", help="k values: '4-10' or '4,6,8' (default 4-10)"
+            ),
+            _level("system", "story-system"),
+            _method("pearson"),
+            INCLUDE_HUMAN,
+            KINDS,
+        ),
+        _analysis(
+            "williams",
+            "significance:williams",
+            "Williams tests between metrics' correlations with a criterion (Figs. 27-38)",
+            "Williams (1959) test of H1 |r_a| > |r_b| for every ordered pair of metrics, the two "
+            "correlations sharing the criterion. n defaults to the number of systems at system "
+            "level and, by the paper's convention, to the number of inputs at story level.",
+            CRITERION,
+            _level("system"),
+            _method("pearson"),
+            opt("--n", type=int, help="sample size used by the test (see above)"),
+            opt("--alternative", choices="alternative", default="greater"),
+            opt("--correction", choices="correction", help="multiple-testing correction"),
+            INCLUDE_HUMAN,
+            KINDS,
+        ),
+        _analysis(
+            "bootstrap-pairs",
+            "significance:bootstrap_pairs",
+            "paired bootstrap comparison of systems; weighted F1 per metric (Fig. 7)",
+            "For every pair of systems, resample the inputs (indices drawn once from --seed and "
+            "shared by every measure), label the pair by which system wins at confidence "
+            "1 - alpha, and score each metric's labels against each criterion's by weighted F1.",
+            RESAMPLES,
+            opt("--alpha", type=float, default=0.05, help="significance level"),
+            SEED,
+            opt(
+                "--labels",
+                dest="function",
+                action="store_const",
+                const="significance:bootstrap_pair_labels",
+                keyword=False,
+                help="print the per-pair labels instead of the F1 table",
+            ),
+            INCLUDE_HUMAN,
+            KINDS,
+        ),
+        _analysis(
+            "ci",
+            "resampling:correlation_ci",
+            "bootstrap confidence intervals of metric-criterion correlations",
+            "Bootstrap CIs (Deutsch et al. 2021) resampling inputs, systems or both; percentile "
+            "or BCa.",
+            _level("story", "story-system"),
+            _method("kendall"),
+            opt("--resample", choices="resample", default="inputs"),
+            RESAMPLES,
+            CONFIDENCE,
+            opt("--ci-method", choices="ci_method", default="percentile"),
+            SEED,
+            INCLUDE_HUMAN,
+            KINDS,
+        ),
+        _analysis(
+            "permutation",
+            "resampling:permutation_test",
+            "permutation tests (PERM-BOTH) between metrics' correlations with a criterion",
+            "For every ordered pair of metrics, test the difference of their correlations with "
+            "the criterion by swapping their standardised scores per item (PERM-BOTH, Deutsch "
+            "et al. 2021).",
+            CRITERION,
+            _level("system"),
+            _method("kendall"),
+            opt("--permutations", type=int, default=1000),
+            opt("--alternative", choices="alternative", default="two-sided"),
+            SEED,
+            INCLUDE_HUMAN,
+            KINDS,
+        ),
+        _analysis(
+            "agreement",
+            "agreement:agreement",
+            "inter-annotator agreement: six ICC forms and Krippendorff's alpha (Tab. 3)",
+            "ICC1, ICC2, ICC3 and their k-rater forms with F-based intervals, and "
+            "Krippendorff's alpha (interval, ordinal), per criterion, from rater-level ratings.",
+            opt("--criteria", nargs="+", metavar="C", help="names or abbreviations"),
+            CONFIDENCE,
+            NO_HUMAN,
+            empty_note=NO_RATINGS,
+        ),
+        _analysis(
+            "system-means",
+            "agreement:system_means",
+            "mean rating of each system per criterion with t-intervals (Tab. 4)",
+            "Means and Student-t intervals over individual ratings when the store holds them "
+            "(unit 'rating'), else over story averages (unit 'story').",
+            CONFIDENCE,
+            NO_HUMAN,
+        ),
+        Command(
+            "report",
+            "the whole study as one offline, interactive HTML report",
+            "Run the paper's analyses on the store and write one self-contained HTML file "
+            "(charts with inline JavaScript; no network access when opened). The same store and "
+            "options give a byte-identical file. Sections whose inputs the study lacks say so.",
+            (
+                opt(
+                    "--out",
+                    type=Path,
+                    default=Path("report.html"),
+                    keyword=False,
+                    help="HTML file to write",
+                ),
+                opt(
+                    "--tables",
+                    type=Path,
+                    metavar="DIR",
+                    keyword=False,
+                    help="also write every table as CSV and Parquet into DIR",
+                ),
+                opt("--seed", type=int, default=0, help="seed of every resampling"),
+                RESAMPLES,
+                opt("--alpha", type=float, default=0.05, help="significance level"),
+                CONFIDENCE,
+                opt("--ci-resample", choices="resample", default="inputs"),
+                opt("--williams-level", choices="story-system", default="system"),
+                opt("--williams-method", choices="method", default="pearson"),
+                opt("--correction", choices="correction", help="multiple-testing correction"),
+                opt("--ties", choices="ties", default="average", help="Borda tie rule"),
+                KINDS,
+            ),
+            _cmd_report,
+            output=False,
+        ),
+        Command(
+            "score",
+            "compute the paper's metrics from texts into a store or a tidy file",
+            "Score stories with registered metrics (--list shows them). --input is a "
+            "CSV/Parquet/JSONL file with columns input,system,prompt,reference,story[,item], or "
+            "a HANNA story file as it is. Scores go into the --db store as measures (one "
+            "transaction; already scored (item, metric) pairs are skipped unless --force) and/or "
+            "to --out (CSV or Parquet by extension: item,input,system,metric,value).",
+            (
+                opt("--list", action="store_true", help="print the metric registry and exit"),
+                opt(
+                    "--metrics",
+                    default="all-string",
+                    help="comma-separated metric or scorer names, 'all-string' (default) or 'all'",
+                ),
+                opt("--input", type=Path, metavar="FILE", help="texts to score"),
+                opt(
+                    "--db",
+                    type=Path,
+                    metavar="FILE",
+                    help="store file to write the scores into (created if missing)",
+                ),
+                opt(
+                    "--out", type=Path, metavar="FILE", help="tidy table to write (.csv, .parquet)"
+                ),
+                opt(
+                    "--hanna-compat",
+                    action="store_true",
+                    help="reproduce the published HANNA values",
+                ),
+                opt("--force", action="store_true", help="recompute scores already in the store"),
+                opt("--device", help="torch device for model-based metrics (cpu, cuda)"),
+                opt("--batch-size", type=int, default=32, help="batch size of model-based metrics"),
+                opt(
+                    "--model",
+                    action="append",
+                    default=[],
+                    metavar="NAME=PATH",
+                    help="checkpoint override for a model-based metric (repeatable)",
+                ),
+            ),
+            _cmd_score,
+            source=False,
+        ),
+    )
+
+
+# --------------------------------------------------------------------------- the parser
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose options are added when it is first used (parsing, help), and
+    whose usage errors are one line."""
+
+    def __init__(self, *args: Any, command: Command | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._pending = command
+
+    def _populate(self) -> None:
+        if self._pending is not None:
+            command, self._pending = self._pending, None
+            command.populate(self)
+
+    def parse_known_args(self, args=None, namespace=None):
+        self._populate()
+        return super().parse_known_args(args, namespace)
+
+    def format_usage(self) -> str:
+        self._populate()
+        return super().format_usage()
+
+    def format_help(self) -> str:
+        self._populate()
+        return super().format_help()
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="python -m hanna_stats",
+        description="Meta-evaluation of NLG metrics against human judgements (HANNA and beyond).",
+    )
+    parser.add_argument(
+        "--debug", action="store_true", help="show the traceback of an error (give it first)"
+    )
+    sub = parser.add_subparsers(title="subcommands", required=True, metavar="SUBCOMMAND")
+    for command in _commands():
+        sub.add_parser(
+            command.name,
+            command=command,
+            help=command.help,
+            description=command.description,
+        )
+    return parser
+
+
+# --------------------------------------------------------------------------- running
+
+
+def main(argv: Sequence[str] | None = None, *, process: bool = False) -> int:
+    """Run the command line; returns the process exit status (2 for an error).
+
+    ``process``: this call is the whole process (``python -m hanna_stats``). Then the garbage
+    collector is paused during the start-up imports (tens of thousands of long-lived objects
+    that each collection would walk again), those objects are frozen out of later collections
+    (:func:`gc.freeze`) once the command's modules are loaded, and again at the end so that the
+    interpreter's shutdown does not walk them: about 0.4 s of a 2 s run.
+    """
+    if process:
+        _pause_gc()
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # The reader went away (`... | head`). As the Python docs advise: point stdout at
+        # devnull so that the flush at exit does not fail again, and stop quietly.
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):  # stdout without a file descriptor
+            pass
+        return 1
+    finally:
+        _imports_done()
+        if process:
+            gc.unfreeze()  # what is frozen is never freed, and DuckDB reports that as leaks
+
+
+_GC_PAUSED = False
+
+
+def _pause_gc() -> None:
+    global _GC_PAUSED
+    if gc.isenabled():
+        gc.disable()
+        _GC_PAUSED = True
+
+
+def _imports_done() -> None:
+    """The command's modules are loaded: resume a collector paused by :func:`_pause_gc`,
+    leaving what exists now out of its collections."""
+    global _GC_PAUSED
+    if _GC_PAUSED:
+        _GC_PAUSED = False
+        gc.freeze()
+        gc.enable()
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        code = args.command.run(args.command, args)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        raise
+    except _user_errors() as err:
+        if args.debug:
+            raise
+        print(f"error: {_one_line(err)}", file=sys.stderr)
+        return 2
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """The errors printed as one line (see the module's docstring): the library modules that
+    raise them are already imported when they do."""
+    errors: list[type[BaseException]] = [ValueError, OSError]
+    if "duckdb" in sys.modules:
+        errors.append(sys.modules["duckdb"].Error)
+    if "polars" in sys.modules:
+        errors.append(sys.modules["polars"].exceptions.PolarsError)
+    return tuple(errors)
+
+
+def _one_line(err: BaseException) -> str:
+    """The message of ``err`` on one line: its first paragraph, whitespace collapsed (DuckDB
+    appends the query with a caret after a blank line)."""
+    text = str(err).strip() or type(err).__name__
+    return " ".join(text.split("\n\n", 1)[0].split())
+
+
+def _connect(args: argparse.Namespace, *, read_only: bool = True) -> duckdb.DuckDBPyConnection:
+    """The store of ``--db`` (which must exist) or one built in memory from the HANNA data."""
+    if args.db is not None:
+        _check_store_file(args.db)
+        from hanna_stats.store import open_store
+
         return open_store(args.db, read_only=read_only)
-    return build_hanna_store(resolve_hanna_dir(args.data), db_path=args.db)
+    from hanna_stats.store import build_hanna_store, resolve_hanna_dir
+
+    return build_hanna_store(resolve_hanna_dir(args.data))
+
+
+def _study(args: argparse.Namespace) -> Study:
+    """The Study of ``--db`` (read-only) or of the HANNA data (see :func:`_connect`)."""
+    if args.db is not None:
+        from hanna_stats.store import load_study
+
+        con = _connect(args)
+        try:
+            return load_study(con)
+        finally:
+            con.close()
+    from hanna_stats.store import open_study, resolve_hanna_dir
+
+    return open_study(resolve_hanna_dir(args.data))
+
+
+def _check_store_file(path: Path) -> None:
+    if not path.is_file():
+        from hanna_stats.store import DataNotFoundError
+
+        raise DataNotFoundError(f"--db {path}: no such store file ({BUILD_STORE})")
 
 
 def _emit(df: pl.DataFrame, fmt: str) -> None:
@@ -383,61 +657,74 @@ def _emit(df: pl.DataFrame, fmt: str) -> None:
     elif fmt == "json":
         sys.stdout.write(df.write_json() + "\n")
     else:
+        import polars as pl
+
         with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=60, tbl_width_chars=200):
             print(df)
 
 
-def _cmd_fetch(args: argparse.Namespace) -> int:
-    path = fetch_hanna(args.dest, local=args.local, include_annotations=args.with_annotations)
-    print(path)
+def _run_analysis(command: Command, args: argparse.Namespace) -> int:
+    """Run ``command.function`` (or the one an option chose) on the study with the command's
+    options as keywords, and print its table."""
+    module, name = (getattr(args, "function", None) or command.function).split(":")
+    function = getattr(importlib.import_module(f"hanna_stats.analyses.{module}"), name)
+    _imports_done()
+    df = function(_study(args), **command.keywords(args))
+    if df.is_empty() and command.empty_note:
+        print(command.empty_note, file=sys.stderr)
+    _emit(df, args.format)
     return 0
 
 
-def _cmd_ingest(args: argparse.Namespace) -> int:
-    con = open_store(args.db)
-    for path in args.paths:
-        if path.is_dir():
-            con.close()
-            con = build_hanna_store(path, db_path=args.db)
-            print(f"{path}: HANNA folder ingested")
-            continue
-        fmt = args.format
-        if fmt == "auto":
-            fmt = _HANNA_FILE_FORMATS.get(path.name, "tidy")
-        kwargs = {"human_system": args.human_system} if fmt == "tidy" else {}
-        summary = INGESTERS[fmt](con, path, **kwargs)
-        print(f"{path}: {fmt}: {summary}")
-    con.close()
+def _cmd_fetch(command: Command, args: argparse.Namespace) -> int:
+    from hanna_stats.store import fetch_hanna
+
+    print(fetch_hanna(**command.keywords(args)))
     return 0
 
 
-def _cmd_sql(args: argparse.Namespace) -> int:
-    con = _open(args, read_only=not args.write)
-    _emit(con.sql(args.query).pl(), args.format)
+def _cmd_ingest(command: Command, args: argparse.Namespace) -> int:
+    import hanna_stats.store as store
+
+    con = store.open_store(args.db)
+    try:
+        for path in args.paths:
+            if path.is_dir():
+                con.close()
+                con = store.build_hanna_store(path, db_path=args.db)
+                print(f"{path}: HANNA folder ingested")
+                continue
+            fmt = args.format
+            if fmt == "auto":
+                fmt = _HANNA_FILE_FORMATS.get(path.name, "tidy")
+            kwargs = {"human_system": args.human_system} if fmt == "tidy" else {}
+            summary = getattr(store, INGESTERS[fmt])(con, path, **kwargs)
+            print(f"{path}: {fmt}: {summary}")
+    finally:
+        con.close()
     return 0
 
 
-def _cmd_report(args: argparse.Namespace) -> int:
+def _cmd_sql(command: Command, args: argparse.Namespace) -> int:
+    from hanna_stats.store import run_query
+
+    con = _connect(args, read_only=not args.write)
+    try:
+        _emit(run_query(con, args.query), args.format)
+    finally:
+        con.close()
+    return 0
+
+
+def _cmd_report(command: Command, args: argparse.Namespace) -> int:
     from reports import ReportSettings, write_report
 
-    settings = ReportSettings(
-        seed=args.seed,
-        resamples=args.resamples,
-        alpha=args.alpha,
-        confidence=args.confidence,
-        ci_resample=args.ci_resample,
-        williams_level=args.williams_level,
-        williams_method=args.williams_method,
-        correction=args.correction,
-        ties=args.ties,
-        kinds=args.kinds,
-    )
-    out = write_report(_open(args), args.out, settings, tables=args.tables)
-    print(out)
+    settings = ReportSettings(**command.keywords(args))
+    print(write_report(_study(args), args.out, settings, tables=args.tables))
     return 0
 
 
-def _cmd_score(args: argparse.Namespace) -> int:
+def _cmd_score(command: Command, args: argparse.Namespace) -> int:
     import scoring
     from scoring.io import read_texts
     from scoring.registry import ScoringConfig
@@ -461,6 +748,8 @@ def _cmd_score(args: argparse.Namespace) -> int:
     metrics = resolve_metrics(args.metrics)
     data = read_texts(args.input)
     if args.db is not None:
+        from hanna_stats.store import open_store
+
         con = open_store(args.db)
         try:
             tidy = score_into_store(con, data, metrics, config, force=args.force)
@@ -484,23 +773,3 @@ def _name_path(text: str) -> tuple[str, str]:
     if not sep or not name or not path:
         raise ValueError(f"--model expects NAME=PATH, got {text!r}")
     return name, path
-
-
-def _analysis(target: str, *, empty_note: str | None = None) -> Callable[..., int]:
-    """A subcommand running ``hanna_stats.analyses.<module>:<function>`` on the store.
-
-    The subcommand's own options map one to one onto the function's keyword arguments (their
-    ``dest`` is the keyword); the analysis module is imported only when the command runs.
-    """
-
-    def run(args: argparse.Namespace) -> int:
-        module, function = target.split(":")
-        analysis = getattr(importlib.import_module(f"hanna_stats.analyses.{module}"), function)
-        kwargs = {k: v for k, v in vars(args).items() if k not in _NOT_ANALYSIS_ARGS}
-        df = analysis(_open(args), **kwargs)
-        if df.is_empty() and empty_note:
-            print(empty_note, file=sys.stderr)
-        _emit(df, args.format)
-        return 0
-
-    return run

@@ -1,8 +1,10 @@
 """Altair charts of the report, one builder per figure type.
 
 Every builder takes tidy polars frames from :mod:`hanna_stats.analyses` and returns an
-``alt.Chart`` (or a compound chart) whose parameters and views carry explicit names, so the
-Vega-Lite specification, and with it the report, is the same byte for byte on every run.
+``alt.Chart`` (or a compound chart), so a notebook draws any result as the report does, e.g.
+``metric_heatmap(correlate(study), x="against", y="measure", color="statistic")``. Parameters
+and views carry explicit names (prefixed by the chart's ``name``), so the Vega-Lite
+specification, and with it the report, is the same byte for byte on every run.
 Interactive choices (the correlation coefficient, a metric family, a criterion) are Altair
 parameters bound to drop-downs; they filter data already in the page, no server is involved.
 """
@@ -75,13 +77,13 @@ def _dropdown(name: str, options: Sequence[str], label: str) -> alt.Parameter:
 def metric_heatmap(
     frame: pl.DataFrame,
     *,
-    name: str,
     x: str,
     y: str,
     color: str,
-    title: str,
-    choices: dict[str, Sequence[str]],
-    tooltip: Sequence[str],
+    name: str = "heatmap",
+    title: str = "",
+    choices: dict[str, Sequence[str]] | None = None,
+    tooltip: Sequence[str] | None = None,
     spread: str | None = None,
     diverging: bool = False,
     reverse: bool = False,
@@ -111,6 +113,8 @@ def metric_heatmap(
     sort_x, sort_y : sequence of str, optional
         Axis orders (default: order of first appearance in ``frame``).
     """
+    choices = choices or {}
+    tooltip = [x, y, color] if tooltip is None else tooltip
     columns = list(dict.fromkeys([x, y, *choices, color, *tooltip]))
     frame = frame.select(columns)
     sort_x = list(sort_x or frame[x].unique(maintain_order=True))
@@ -150,7 +154,7 @@ def metric_heatmap(
     ).properties(width=max(len(sort_x) * _CELL, 120), height=max(len(sort_y) * _CELL, 60))
 
 
-def dot_interval(frame: pl.DataFrame, *, name: str, title: str) -> alt.FacetChart:
+def dot_interval(frame: pl.DataFrame, *, name: str = "dot_interval", title: str = "") -> alt.FacetChart:
     """System means with confidence intervals, one panel per criterion (Tab. 4 as a figure).
 
     ``frame`` has columns ``system, criterion, mean, ci_low, ci_high, n``.
@@ -189,7 +193,7 @@ def dot_interval(frame: pl.DataFrame, *, name: str, title: str) -> alt.FacetChar
     )
 
 
-def violins(frame: pl.DataFrame, *, name: str, title: str) -> alt.FacetChart:
+def violins(frame: pl.DataFrame, *, name: str = "violins", title: str = "") -> alt.FacetChart:
     """Distributions of story-level ratings per system and criterion (the paper's Fig. 9).
 
     ``frame`` has columns ``system, criterion, value`` (one row per story). Each violin is a
@@ -231,7 +235,9 @@ def violins(frame: pl.DataFrame, *, name: str, title: str) -> alt.FacetChart:
     )
 
 
-def bar_scores(frame: pl.DataFrame, *, name: str, x: str, y: str, title: str) -> alt.Chart:
+def bar_scores(
+    frame: pl.DataFrame, *, x: str, y: str, name: str = "bars", title: str = ""
+) -> alt.Chart:
     """Horizontal bars of ``x`` per ``y`` (e.g. Borda counts), longest first."""
     order = frame.sort(x, descending=True)[y].to_list()
     return (
@@ -246,7 +252,7 @@ def bar_scores(frame: pl.DataFrame, *, name: str, x: str, y: str, title: str) ->
     )
 
 
-def topk_lines(frame: pl.DataFrame, *, name: str, title: str) -> alt.FacetChart:
+def topk_lines(frame: pl.DataFrame, *, name: str = "topk_lines", title: str = "") -> alt.FacetChart:
     """|r| against the number of best systems kept, one panel per criterion (the paper's Fig. 8).
 
     ``frame`` has columns ``criterion, k, measure, abs_statistic``. Every metric is a thin grey

@@ -6,23 +6,23 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-import duckdb
 import polars as pl
 
 from hanna_stats._progress import progress
+from hanna_stats.store import Study
 from reports.html import Section, render_page
-from reports.sections import SECTIONS, ReportSettings, Study
+from reports.sections import SECTIONS, Context, ReportSettings
 
 TITLE = "hanna_stats report: how well do automatic metrics agree with human judgements?"
 
 
-def build_report(con: duckdb.DuckDBPyConnection, settings: ReportSettings) -> list[Section]:
-    """Run every section's analyses on the store.
+def build_report(study: Study, settings: ReportSettings) -> list[Section]:
+    """Run every section's analyses on a loaded study.
 
     Parameters
     ----------
-    con : duckdb.DuckDBPyConnection
-        An open score store (HANNA or any study loaded through the tidy ingest).
+    study : Study
+        A loaded study (HANNA or any study loaded through the tidy ingest).
     settings : ReportSettings
         Seeds, resamples and the other choices of the analyses.
 
@@ -31,8 +31,8 @@ def build_report(con: duckdb.DuckDBPyConnection, settings: ReportSettings) -> li
     list of Section
         In the paper's order; sections whose inputs the study lacks hold a note saying so.
     """
-    study = Study.of(con, settings)
-    return [build(study) for build in progress(SECTIONS, desc="report sections")]
+    ctx = Context.of(study, settings)
+    return [build(ctx) for build in progress(SECTIONS, desc="report sections")]
 
 
 def _intro(settings: ReportSettings) -> str:
@@ -80,7 +80,7 @@ def write_tables(sections: Iterable[Section], directory: Path) -> list[Path]:
 
 
 def write_report(
-    con: duckdb.DuckDBPyConnection,
+    study: Study,
     out: str | Path,
     settings: ReportSettings | None = None,
     *,
@@ -93,8 +93,8 @@ def write_report(
 
     Parameters
     ----------
-    con : duckdb.DuckDBPyConnection
-        An open score store.
+    study : Study
+        A loaded study.
     out : str or Path
         The HTML file.
     settings : ReportSettings, optional
@@ -108,7 +108,7 @@ def write_report(
         ``out``.
     """
     settings = settings or ReportSettings()
-    sections = build_report(con, settings)
+    sections = build_report(study, settings)
     page = render_page(TITLE, _intro(settings), sections)
     out = Path(out)
     _atomic_write(out, lambda tmp: tmp.write_text(page, encoding="utf-8"))

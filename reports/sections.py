@@ -1,6 +1,7 @@
 """The report's sections, mirroring the paper (Secs. 3-5, Figs. 1-9, 14-38, Tabs. 3-6).
 
-Each builder takes the store and the :class:`ReportSettings` and returns a :class:`Section`
+Each builder takes a :class:`Context` (the loaded :class:`~hanna_stats.store.Study` and the
+:class:`ReportSettings`) and returns a :class:`Section`
 holding charts, tables and notes. A section whose inputs the study lacks (no human criteria,
 no rater-level ratings, too few systems for a test) says so in a note instead of failing, so the
 report also serves studies other than HANNA loaded through the generic tidy ingest.
@@ -11,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import duckdb
+import numpy as np
 import polars as pl
 
-from hanna_stats.analyses import agreement, correlations, overview, rankings, resampling
-from hanna_stats.analyses import significance as sig
+from hanna_stats import analyses as an
 from hanna_stats.analyses._common import METHODS
+from hanna_stats.analyses.significance import williams_frame
+from hanna_stats.store import Study
 from reports import charts
 from reports.html import Chart, Note, Section, Table
 
@@ -62,10 +64,10 @@ class ReportSettings:
 
 
 @dataclass(frozen=True)
-class Study:
-    """What the store holds, as far as the sections need to know."""
+class Context:
+    """The study, the settings, and the shape of the study as far as the sections need it."""
 
-    con: duckdb.DuckDBPyConnection
+    study: Study
     settings: ReportSettings
     n_systems: int  # systems compared (human-written ones excluded)
     n_rated_systems: int  # of those, the ones with ratings of the human criteria
@@ -75,29 +77,24 @@ class Study:
     has_ratings: bool
 
     @classmethod
-    def of(cls, con: duckdb.DuckDBPyConnection, settings: ReportSettings) -> Study:
-        """Read the shape of the study from the store."""
-        kinds = list(settings.kinds)
-        measures = con.execute(
-            "SELECT name, kind, coalesce(family, '') FROM measures "
-            "WHERE kind = 'human' OR list_contains(?, kind) ORDER BY position, name",
-            [kinds],
-        ).fetchall()
-        ((n_systems, n_rated, n_ratings),) = con.execute(
-            "SELECT (SELECT count(*) FROM systems WHERE NOT is_human), "
-            "(SELECT count(DISTINCT system) FROM story_scores "
-            " WHERE kind = 'human' AND NOT is_human AND value IS NOT NULL), "
-            "(SELECT count(*) FROM ratings)"
-        ).fetchall()
+    def of(cls, study: Study, settings: ReportSettings) -> Context:
+        """Read the shape of the study."""
+        catalogue = study.catalogue.filter(
+            (pl.col("kind") == "human") | pl.col("kind").is_in(list(settings.kinds))
+        )
+        metrics = catalogue.filter(pl.col("kind") != "human")
+        human = np.asarray(study.kinds) == "human"
+        compared = ~study.is_human
+        rated = ~np.isnan(study.values[human][:, :, compared]).all(axis=(0, 1))
         return cls(
-            con=con,
+            study=study,
             settings=settings,
-            n_systems=n_systems,
-            n_rated_systems=n_rated,
-            criteria=tuple(n for n, k, _ in measures if k == "human"),
-            metrics=tuple(n for n, k, _ in measures if k != "human"),
-            families={n: f for n, k, f in measures if k != "human"},
-            has_ratings=n_ratings > 0,
+            n_systems=int(compared.sum()),
+            n_rated_systems=int(rated.sum()),
+            criteria=study.criteria,
+            metrics=tuple(metrics["measure"]),
+            families=dict(zip(metrics["measure"], metrics["family"], strict=True)),
+            has_ratings=study.ratings.height > 0,
         )
 
     def missing(self, *, criteria: bool = False, metrics: bool = False, systems: int = 0) -> str:
@@ -121,7 +118,7 @@ def _absent(section: Section, why: str) -> Section:
     return section
 
 
-def dataset(study: Study) -> Section:
+def dataset(ctx: Context) -> Section:
     """Dataset overview: counts, measures by family with the paper's symbols, data sources."""
     section = Section(
         "dataset",
@@ -131,17 +128,17 @@ def dataset(study: Study) -> Section:
         "they were read from, with their SHA-256.",
     )
     section.blocks += [
-        Table("dataset_counts", overview.study_counts(study.con), "What the store holds"),
-        Table("measure_families", overview.measure_families(study.con), "Measures by family"),
-        Table("data_sources", overview.data_sources(study.con), "Ingested files"),
+        Table("dataset_counts", an.study_counts(ctx.study), "What the store holds"),
+        Table("measure_families", an.measure_families(ctx.study), "Measures by family"),
+        Table("data_sources", an.data_sources(ctx.study), "Ingested files"),
     ]
     return section
 
 
-def human_criteria(study: Study) -> Section:
+def human_criteria(ctx: Context) -> Section:
     """Human criteria: system means (Tab. 4), distributions (Fig. 9), inter-criteria
     correlations (Figs. 1-2, 10-13) and inter-rater agreement (Tab. 3)."""
-    s = study.settings
+    s = ctx.settings
     section = Section(
         "criteria",
         "Human criteria",
@@ -150,25 +147,25 @@ def human_criteria(study: Study) -> Section:
         "(pick level and coefficient); agreement values near 1 mean raters agree.",
         {"confidence": s.confidence, "interval": "Student t", "Kendall": "tau-b"},
     )
-    why = study.missing(criteria=True)
+    why = ctx.missing(criteria=True)
     if why:
         return _absent(section, why)
-    means = agreement.system_means(study.con, confidence=s.confidence)
+    means = an.system_means(ctx.study, confidence=s.confidence)
     section.blocks += [
         Table("system_means", means, "System means with confidence intervals (Tab. 4)"),
         Chart(charts.dot_interval(means, name="means", title="System means (Tab. 4)")),
         Chart(
             charts.violins(
-                overview.criterion_values(study.con),
+                an.criterion_values(ctx.study),
                 name="violins",
                 title="Distributions of story-level ratings per system (Fig. 9)",
             )
         ),
     ]
-    if study.n_systems >= 3:
+    if ctx.n_systems >= 3:
         inter = pl.concat(
             [
-                correlations.correlate(study.con, level=lv, method=m, against="inter-criteria")
+                an.correlate(ctx.study, level=lv, method=m, against="inter-criteria")
                 for lv in LEVELS
                 for m in METHODS
             ]
@@ -192,8 +189,8 @@ def human_criteria(study: Study) -> Section:
         ]
     else:
         section.blocks.append(Note("Inter-criteria correlations need at least 3 systems."))
-    if study.has_ratings:
-        agree = agreement.agreement(study.con, confidence=s.confidence)
+    if ctx.has_ratings:
+        agree = an.agreement(ctx.study, confidence=s.confidence)
         section.blocks.append(Table("agreement", agree, "Inter-rater agreement (Tab. 3)"))
         if (agree["rater_source"] == "slot").any():
             section.blocks.append(
@@ -216,9 +213,9 @@ def human_criteria(study: Study) -> Section:
     return section
 
 
-def metrics_vs_criteria(study: Study) -> Section:
+def metrics_vs_criteria(ctx: Context) -> Section:
     """Metric-criterion correlations at story and system level (Figs. 3-4, 14-19; Tab. 5)."""
-    s = study.settings
+    s = ctx.settings
     section = Section(
         "metrics-criteria",
         "Metrics vs human criteria",
@@ -234,15 +231,15 @@ def metrics_vs_criteria(study: Study) -> Section:
             f"resampling {s.ci_resample}, seed {s.seed}",
         },
     )
-    why = study.missing(criteria=True, metrics=True, systems=3)
+    why = ctx.missing(criteria=True, metrics=True, systems=3)
     if why:
         return _absent(section, why)
     frames = []
     for level in LEVELS:
         for method in METHODS:
-            corr = correlations.correlate(study.con, level=level, method=method, kinds=s.kinds)
-            ci = resampling.correlation_ci(
-                study.con,
+            corr = an.correlate(ctx.study, level=level, method=method, kinds=s.kinds)
+            ci = an.correlation_ci(
+                ctx.study,
                 level=level,
                 method=method,
                 resample=s.ci_resample,
@@ -296,7 +293,7 @@ def metrics_vs_criteria(study: Study) -> Section:
     return section
 
 
-def metric_metric(study: Study) -> Section:
+def metric_metric(ctx: Context) -> Section:
     """Correlations between metrics (Figs. 5-6, 20-25) with a family filter."""
     section = Section(
         "metrics-metrics",
@@ -305,14 +302,14 @@ def metric_metric(study: Study) -> Section:
         "are metrics that rank stories alike. Pick the level, the coefficient and a family.",
         {"human-written system": "excluded", "Kendall": "tau-b"},
     )
-    why = study.missing(metrics=True, systems=3)
+    why = ctx.missing(metrics=True, systems=3)
     if why:
         return _absent(section, why)
-    families = study.families
+    families = ctx.families
     corr = pl.concat(
         [
-            correlations.correlate(
-                study.con, level=lv, method=m, against="metrics", kinds=study.settings.kinds
+            an.correlate(
+                ctx.study, level=lv, method=m, against="metrics", kinds=ctx.settings.kinds
             )
             for lv in LEVELS
             for m in METHODS
@@ -349,8 +346,8 @@ def metric_metric(study: Study) -> Section:
                 choices=choices,
                 tooltip=["measure", "against", "statistic"],
                 spread="method",
-                sort_x=study.metrics,
-                sort_y=study.metrics,
+                sort_x=ctx.metrics,
+                sort_y=ctx.metrics,
                 diverging=True,
             )
         ),
@@ -359,9 +356,9 @@ def metric_metric(study: Study) -> Section:
     return section
 
 
-def pairwise_systems(study: Study) -> Section:
+def pairwise_systems(ctx: Context) -> Section:
     """Paired bootstrap comparison of systems scored by weighted F1 (Fig. 7, 26)."""
-    s = study.settings
+    s = ctx.settings
     section = Section(
         "pairwise",
         "Pairwise system comparison",
@@ -375,11 +372,11 @@ def pairwise_systems(study: Study) -> Section:
             "win": "strictly greater mean in at least 1 - alpha of the resamples",
         },
     )
-    why = study.missing(criteria=True, metrics=True, systems=2)
+    why = ctx.missing(criteria=True, metrics=True, systems=2)
     if why:
         return _absent(section, why)
-    f1 = sig.bootstrap_pairs(
-        study.con, resamples=s.resamples, alpha=s.alpha, seed=s.seed, kinds=s.kinds
+    f1 = an.bootstrap_pairs(
+        ctx.study, resamples=s.resamples, alpha=s.alpha, seed=s.seed, kinds=s.kinds
     )
     section.blocks += [
         Chart(
@@ -399,7 +396,7 @@ def pairwise_systems(study: Study) -> Section:
     return section
 
 
-def top_k(study: Study) -> Section:
+def top_k(ctx: Context) -> Section:
     """Correlations on the k best systems (Fig. 8)."""
     section = Section(
         "topk",
@@ -407,13 +404,13 @@ def top_k(study: Study) -> Section:
         "|Pearson r| at system level on the k best systems by each criterion, k decreasing to "
         "the right: grey lines are metrics, the dashed line their median, the red line the "
         "metric picked in the drop-down.",
-        {"level": "system", "method": "pearson", "k": f"4..{study.n_rated_systems}"},
+        {"level": "system", "method": "pearson", "k": f"4..{ctx.n_rated_systems}"},
     )
-    why = study.missing(criteria=True, metrics=True, systems=5)
+    why = ctx.missing(criteria=True, metrics=True, systems=5)
     if why:
         return _absent(section, why)
-    frame = rankings.topk(
-        study.con, ks=range(4, study.n_rated_systems + 1), kinds=study.settings.kinds
+    frame = an.topk(
+        ctx.study, ks=range(4, ctx.n_rated_systems + 1), kinds=ctx.settings.kinds
     ).with_columns(pl.col("statistic").abs().alias("abs_statistic"))
     section.blocks += [
         Chart(
@@ -433,9 +430,9 @@ def top_k(study: Study) -> Section:
     return section
 
 
-def williams(study: Study) -> Section:
+def williams(ctx: Context) -> Section:
     """Williams tests between every pair of metrics, per criterion (Figs. 27-38)."""
-    s = study.settings
+    s = ctx.settings
     section = Section(
         "williams",
         "Williams significance tests",
@@ -449,25 +446,24 @@ def williams(study: Study) -> Section:
             "n": "systems (system level) / inputs (story level, the paper's convention)",
             "correction": s.correction or "none",
             "alpha": s.alpha,
+            "significant": f"{'adjusted ' if s.correction else ''}p <= alpha",
         },
     )
-    why = study.missing(criteria=True, metrics=True, systems=4)
+    why = ctx.missing(criteria=True, metrics=True, systems=4)
     if why:
         return _absent(section, why)
-    tests = pl.concat(
-        [
-            sig.williams(
-                study.con,
-                criterion=c,
-                level=s.williams_level,
-                method=s.williams_method,
-                correction=s.correction,
-                kinds=s.kinds,
-            )
-            for c in study.criteria
-        ]
+    tests = williams_frame(
+        ctx.study,
+        criteria=list(ctx.criteria),
+        levels=(s.williams_level,),
+        methods=(s.williams_method,),
+        correction=s.correction,
+        kinds=s.kinds,
     )
-    tests = tests.with_columns((pl.col("pvalue") < s.alpha).alias("significant"))
+    # Significance, colour and flags follow the corrected p-values when a correction is asked.
+    shown = "pvalue_adjusted" if s.correction else "pvalue"
+    tests = tests.with_columns((pl.col(shown) <= s.alpha).alias("significant"))
+    tooltip = ["measure_a", "measure_b", "r_a", "r_b", "statistic", "pvalue"]
     section.blocks += [
         Chart(
             charts.metric_heatmap(
@@ -475,13 +471,15 @@ def williams(study: Study) -> Section:
                 name="williams",
                 x="measure_b",
                 y="measure_a",
-                color="pvalue",
-                title="Williams test p-values, H1: |r_a| > |r_b| (Figs. 27-38)",
-                choices={"criterion": study.criteria},
-                tooltip=["measure_a", "measure_b", "r_a", "r_b", "statistic", "pvalue"],
+                color=shown,
+                title="Williams test p-values"
+                + (f" ({s.correction}-adjusted)" if s.correction else "")
+                + ", H1: |r_a| > |r_b| (Figs. 27-38)",
+                choices={"criterion": ctx.criteria},
+                tooltip=[*tooltip, "pvalue_adjusted"] if s.correction else tooltip,
                 spread="criterion",
-                sort_x=study.metrics,
-                sort_y=study.metrics,
+                sort_x=ctx.metrics,
+                sort_y=ctx.metrics,
                 reverse=True,
             )
         ),
@@ -490,9 +488,9 @@ def williams(study: Study) -> Section:
     return section
 
 
-def borda(study: Study) -> Section:
+def borda(ctx: Context) -> Section:
     """Borda aggregation of the metric rankings (Tab. 6)."""
-    s = study.settings
+    s = ctx.settings
     section = Section(
         "borda",
         "Aggregated rankings of metrics",
@@ -501,11 +499,11 @@ def borda(study: Study) -> Section:
         "same table differently and are shown beside it.",
         {"tie rule": s.ties, "columns": "criteria x (pearson, spearman, kendall)"},
     )
-    why = study.missing(criteria=True, metrics=True, systems=3)
+    why = ctx.missing(criteria=True, metrics=True, systems=3)
     if why:
         return _absent(section, why)
     frame = pl.concat(
-        [rankings.borda(study.con, level=lv, ties=s.ties, kinds=s.kinds) for lv in LEVELS]
+        [an.borda(ctx.study, level=lv, ties=s.ties, kinds=s.kinds) for lv in LEVELS]
     )
     for level in LEVELS:
         section.blocks.append(
@@ -523,7 +521,7 @@ def borda(study: Study) -> Section:
     return section
 
 
-SECTIONS: tuple[Callable[[Study], Section], ...] = (
+SECTIONS: tuple[Callable[[Context], Section], ...] = (
     dataset,
     human_criteria,
     metrics_vs_criteria,

@@ -21,3 +21,28 @@ def hanna_dir() -> Path:
     if not (HANNA_DIR / "hanna_metric_scores.csv").exists():
         pytest.fail(f"HANNA data not found in {HANNA_DIR}; set HANNA_DATA=DIR")
     return HANNA_DIR
+
+
+@pytest.fixture(scope="session")
+def hanna_study(hanna_dir):
+    """The whole public HANNA study: metric scores, LLM judges and judge-slot ratings."""
+    from hanna_stats.store import build_hanna_store, load_study
+
+    con = build_hanna_store(hanna_dir)
+    try:
+        return load_study(con)
+    finally:
+        con.close()
+
+
+@pytest.fixture(scope="session")
+def metric_study(hanna_dir):
+    """A study of ``hanna_metric_scores.csv`` alone (story-level averages, no rater-level data)."""
+    from hanna_stats.store import ingest_hanna_metric_scores, load_study, open_store
+
+    con = open_store()
+    try:
+        ingest_hanna_metric_scores(con, hanna_dir / "hanna_metric_scores.csv")
+        return load_study(con)
+    finally:
+        con.close()

@@ -15,7 +15,13 @@ import pytest
 
 from hanna_stats.analyses.agreement import AGREEMENT_SCHEMA, agreement
 from hanna_stats.kernels.agreement import intraclass_corr, krippendorff_alpha
-from hanna_stats.store import build_hanna_store, ingest_hanna_metric_scores, ingest_tidy, open_store
+from hanna_stats.store import (
+    build_hanna_store,
+    ingest_hanna_metric_scores,
+    ingest_tidy,
+    load_study,
+    open_store,
+)
 
 CRITERIA = ["Relevance", "Coherence", "Empathy", "Surprise", "Engagement", "Complexity"]
 # Paper, Tab. 3: ICC2k [LB, UB].
@@ -47,7 +53,7 @@ def hanna_con(hanna_dir):
 
 @pytest.fixture(scope="module")
 def hanna_agreement(hanna_con):
-    return agreement(hanna_con)
+    return agreement(load_study(hanna_con))
 
 
 def slot_matrix(con, criterion, include_human=True):
@@ -86,7 +92,7 @@ def test_hanna_icc2k_public_values_not_tab3(hanna_agreement):
 
 
 def test_without_human_is_lower(hanna_con, hanna_agreement):
-    no_human = agreement(hanna_con, include_human=False, criteria=["RE", "Coherence"])
+    no_human = agreement(load_study(hanna_con), include_human=False, criteria=["RE", "Coherence"])
     assert no_human["criterion"].unique(maintain_order=True).to_list() == ["Relevance", "Coherence"]
     icc2k = no_human.filter(pl.col("statistic_name") == "ICC2k")
     assert set(icc2k["n_targets"]) == {960}
@@ -119,18 +125,18 @@ def test_matches_kernels_on_slot_matrix(hanna_con, hanna_agreement):
 def test_no_ratings_gives_empty_frame(hanna_dir):
     con = open_store()
     ingest_hanna_metric_scores(con, hanna_dir / "hanna_metric_scores.csv")
-    out = agreement(con)
+    out = agreement(load_study(con))
     assert out.height == 0
     assert out.schema == pl.Schema(AGREEMENT_SCHEMA)
 
 
 def test_errors(hanna_con):
     with pytest.raises(ValueError, match="criteria"):
-        agreement(hanna_con, criteria=["Fluency"])
+        agreement(load_study(hanna_con), criteria=["Fluency"])
     with pytest.raises(ValueError, match="criteria"):
-        agreement(hanna_con, criteria="Relevance")
+        agreement(load_study(hanna_con), criteria="Relevance")
     with pytest.raises(ValueError, match="confidence"):
-        agreement(hanna_con, confidence=95)
+        agreement(load_study(hanna_con), confidence=95)
 
 
 # --- identified raters (kind 'person'), from a tidy file ------------------------------------
@@ -161,7 +167,7 @@ def person_con(tmp_path):
 
 
 def test_person_raters(person_con):
-    out = agreement(person_con)
+    out = agreement(load_study(person_con))
     assert set(out["criterion"]) == {"Quality"}
     assert set(out["rater_source"]) == {"person"}
     icc = out.filter(pl.col("statistic_name").str.starts_with("ICC"))

@@ -22,10 +22,10 @@ from hypothesis.extra import numpy as hnp
 from hanna_stats.kernels.agreement import (
     ICC_FORMS,
     PINGOUIN_LABELS,
-    icc_sums_of_squares,
     intraclass_corr,
     krippendorff_alpha,
 )
+from hanna_stats.kernels.agreement import _icc_sums_of_squares as icc_sums_of_squares
 
 pg = pytest.importorskip("pingouin")
 try:  # optional oracle, not a dependency

@@ -8,18 +8,17 @@ import numpy as np
 import pytest
 
 from hanna_stats.analyses.correlations import correlate
-from hanna_stats.store import build_hanna_store, load_cube
 
 
 @pytest.fixture(scope="module")
-def store(hanna_dir):
-    return build_hanna_store(hanna_dir)  # metric scores + LLM judges + judge-slot ratings
+def store(hanna_study):
+    return hanna_study  # metric scores + LLM judges + judge-slot ratings
 
 
 def test_acc_eq_system_level_by_hand(store):
     """Pairwise accuracy with ties: share of system pairs ordered alike or tied by both."""
     df = correlate(store, level="system", method="acc_eq")
-    cube = load_cube(store, kinds=("human", "metric"))
+    cube = store.cube(kinds=("human", "metric"))
     means = cube.values.mean(axis=1)
     for metric, criterion in [("BLEU", "Relevance"), ("CIDEr", "Surprise")]:
         x, y = means[cube.measures.index(metric)], means[cube.measures.index(criterion)]

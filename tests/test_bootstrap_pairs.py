@@ -12,7 +12,6 @@ from hypothesis.extra.numpy import arrays
 
 from hanna_stats.analyses.significance import bootstrap_pair_labels, bootstrap_pairs
 from hanna_stats.kernels.pairs import paired_bootstrap, weighted_f1, win_threshold
-from hanna_stats.store import build_hanna_store, load_cube
 
 
 def brute_force(X, indices, alpha):
@@ -109,8 +108,8 @@ def test_weighted_f1_matches_sklearn(labels):
 
 
 @pytest.fixture(scope="module")
-def con(hanna_dir):
-    return build_hanna_store(hanna_dir)
+def con(hanna_study):
+    return hanna_study
 
 
 # Fig. 7 of the paper (weighted F1, %), rows RE, CH, EM, SU, EG, CX, Avg.
@@ -151,7 +150,7 @@ def test_fig7_within_seed_variation(con):
     # Over 20 seeds (the kernel directly, same draws as bootstrap_pairs): every printed cell,
     # including the Avg row, lies within the range of our values (+-1 for the rounding), and
     # the seed average is close to the figure.
-    cube = load_cube(con, kinds=("human", "metric"))
+    cube = con.cube(kinds=("human", "metric"))
     rows = [cube.measures.index(m) for m in FIG7_METRICS]
     f1 = []
     for seed in range(20):

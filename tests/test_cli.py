@@ -25,6 +25,8 @@ SUBCOMMANDS = [
     "permutation",
     "agreement",
     "system-means",
+    "report",
+    "score",
 ]
 
 
@@ -76,6 +78,33 @@ def test_sql_is_read_only_by_default(db, capsys):
     assert code == 0 and out.splitlines() == ["n", str(6 + 72 + 140)]
     code, _, err = _run(["sql", "--db", str(db), "DELETE FROM scores"], capsys)
     assert code == 2 and "read-only" in err.lower()
+
+
+def test_help_imports_no_library():
+    # Subcommand parsers are built when used: the top-level help loads neither DuckDB, polars
+    # nor Numba.
+    code = (
+        "import sys\n"
+        "from hanna_stats.cli import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted({'numba', 'duckdb', 'polars', 'numpy'} & set(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines()[-1] == "[]"
+
+
+def test_sql_write_opens_the_file_read_write(tmp_path, capsys):
+    path = tmp_path / "tiny.duckdb"
+    tidy = tmp_path / "tidy.csv"
+    tidy.write_text("item,input,system,measure,value\ni1,p1,s1,BLEU,0.3\ni2,p1,s2,BLEU,0.5\n")
+    assert main(["ingest", "--db", str(path), str(tidy)]) == 0
+    capsys.readouterr()
+    code, _, _ = _run(["sql", "--db", str(path), "--write", "DELETE FROM scores"], capsys)
+    assert code == 0
+    code, out, _ = _run(
+        ["sql", "--db", str(path), "--format", "csv", "SELECT count(*) AS n FROM scores"], capsys
+    )
+    assert code == 0 and out.splitlines() == ["n", "0"]
 
 
 def test_missing_data_says_how_to_get_it(tmp_path, monkeypatch, capsys):

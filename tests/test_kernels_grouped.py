@@ -174,7 +174,7 @@ def test_results_do_not_depend_on_thread_count():
     for threads in (1, 2):
         numba.set_num_threads(threads)
         try:
-            results[threads] = [group_correlations(A, A, m, "b", True) for m in METHODS]
+            results[threads] = [group_correlations(A, method=m, variant="b") for m in METHODS]
         finally:
             numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     for one, two in zip(results[1], results[2], strict=True):
@@ -183,11 +183,11 @@ def test_results_do_not_depend_on_thread_count():
 
 def test_aggregate_groups():
     R = np.array([[[0.5, np.nan]], [[0.25, np.nan]], [[np.nan, np.nan]]])
-    mean, n_groups, n_skipped = aggregate_groups(R, True)
+    mean, n_groups, n_skipped = aggregate_groups(R)
     np.testing.assert_array_equal(mean, [[0.375, np.nan]])
     np.testing.assert_array_equal(n_groups, [[2, 0]])
     np.testing.assert_array_equal(n_skipped, [[1, 3]])
-    assert np.isnan(aggregate_groups(R, False)[0]).all()
+    assert np.isnan(aggregate_groups(R, nan_policy="propagate")[0]).all()
 
 
 def test_invalid_arguments_name_the_argument():

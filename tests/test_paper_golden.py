@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from hanna_stats.analyses.correlations import correlate
-from hanna_stats.store import ingest_hanna_metric_scores, open_store
 
 CRIT = {
     "RE": "Relevance",
@@ -26,10 +25,9 @@ CRIT = {
 
 
 @pytest.fixture(scope="module")
-def abs_corr(hanna_dir):
+def abs_corr(metric_study):
     """|correlation| in %, keyed by (level, method) -> {(metric, criterion): value}."""
-    con = open_store()
-    ingest_hanna_metric_scores(con, hanna_dir / "hanna_metric_scores.csv")
+    con = metric_study
     out = {}
     for level in ("story", "system"):
         for method in ("pearson", "spearman", "kendall"):
@@ -250,10 +248,9 @@ def test_tab8_tab9_top5(abs_corr, level, method, crit):
 
 
 # --- Sec. 4.2 / Fig. 1: story-level Kendall correlations between the human criteria -------------
-def test_sec42_criterion_criterion_kendall_range_and_mean(hanna_dir):
+def test_sec42_criterion_criterion_kendall_range_and_mean(metric_study):
     """'Kendall correlations range from 16% (RE-SU) to 62% (CH-EG), averaging at 40.7%.'"""
-    con = open_store()
-    ingest_hanna_metric_scores(con, hanna_dir / "hanna_metric_scores.csv")
+    con = metric_study
     df = correlate(con, level="story", method="kendall", against="inter-criteria")
     pairs = df.filter(df["measure"] < df["against"])  # the 15 distinct pairs
     assert pairs.height == 15

@@ -11,15 +11,12 @@ from hypothesis.extra.numpy import arrays
 
 from hanna_stats.analyses.correlations import correlate
 from hanna_stats.analyses.rankings import borda, topk
-from hanna_stats.kernels.ranking import TIE_RULES, borda_count, tie_ranks
-from hanna_stats.store import ingest_hanna_metric_scores, load_cube, open_store
+from hanna_stats.kernels import TIE_RULES, borda_count, tie_ranks
 
 
 @pytest.fixture(scope="module")
-def store(hanna_dir):
-    con = open_store()
-    ingest_hanna_metric_scores(con, hanna_dir / "hanna_metric_scores.csv")
-    return con
+def store(metric_study):
+    return metric_study
 
 
 tied_tables = arrays(
@@ -34,15 +31,15 @@ tied_tables = arrays(
 def test_borda_equals_sum_of_scipy_ranks(table, rule):
     # scipy.stats.rankdata gives 1-based ranks with the same tie rules.
     expected = sum(ss.rankdata(table[:, j], method=rule) - 1 for j in range(table.shape[1]))
-    got = borda_count(np.ascontiguousarray(table), TIE_RULES.index(rule))
+    got = borda_count(table, ties=rule)
     np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
 
 
 def test_tie_ranks_hand_worked():
     x = np.array([0.3, 0.1, 0.3, 0.2])  # sorted: 0.1 (pos 0), 0.2 (pos 1), 0.3, 0.3 (pos 2, 3)
-    np.testing.assert_array_equal(tie_ranks(x, 0), [2.5, 0, 2.5, 1])
-    np.testing.assert_array_equal(tie_ranks(x, 1), [2, 0, 2, 1])
-    np.testing.assert_array_equal(tie_ranks(x, 2), [3, 0, 3, 1])
+    np.testing.assert_array_equal(tie_ranks(x, ties="average"), [2.5, 0, 2.5, 1])
+    np.testing.assert_array_equal(tie_ranks(x, ties="min"), [2, 0, 2, 1])
+    np.testing.assert_array_equal(tie_ranks(x, ties="max"), [3, 0, 3, 1])
 
 
 # Tab. 6, story level (labels: S3_p = S3-Pyramid, S3_r = S3-Responsiveness, ROUGE-1 = Recall).
@@ -88,7 +85,7 @@ def test_tab6_system_level_order_but_not_counts(store):
 def test_topk_matches_scipy_on_selected_systems(store):
     df = topk(store, ks=[4, 7, 10])
     assert set(df["k"].unique()) == {4, 7, 10}
-    cube = load_cube(store, kinds=("human", "metric"))
+    cube = store.cube(kinds=("human", "metric"))
     complexity = cube.measures.index("Complexity")
     bleu = cube.measures.index("BLEU")
     means = cube.values.mean(axis=1)  # (measures, systems)

@@ -16,7 +16,7 @@ import pytest
 from test_paper_golden import CRIT, TAB5, _paper_round  # the paper's Tab. 5, transcribed there
 
 from hanna_stats.cli import main
-from hanna_stats.store import build_hanna_store, ingest_tidy, open_store
+from hanna_stats.store import build_hanna_store, ingest_tidy, load_study, open_store
 from reports import ReportSettings, write_report
 from reports import sections as report_sections
 
@@ -128,7 +128,7 @@ def test_failure_leaves_no_partial_file(hanna_dir, tmp_path, monkeypatch):
     monkeypatch.setattr(report_sections, "SECTIONS", (*report_sections.SECTIONS[:3], broken))
     monkeypatch.setattr("reports.report.SECTIONS", report_sections.SECTIONS)
     with pytest.raises(RuntimeError, match="analysis failed"):
-        write_report(build_hanna_store(hanna_dir), out, ReportSettings(resamples=10))
+        write_report(load_study(build_hanna_store(hanna_dir)), out, ReportSettings(resamples=10))
     assert out.read_text(encoding="utf-8") == "previous report"
     assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
 
@@ -158,7 +158,7 @@ def test_generic_study_without_criteria_says_what_is_missing(tmp_path):
     """Without rater columns both measures are metrics: human sections explain their absence."""
     con = open_store(tmp_path / "study.duckdb")
     ingest_tidy(con, _tidy_study(tmp_path / "study.csv", n_systems=3, raters=False))
-    out = write_report(con, tmp_path / "study.html", ReportSettings(resamples=20))
+    out = write_report(load_study(con), tmp_path / "study.html", ReportSettings(resamples=20))
     text = out.read_text(encoding="utf-8")
     assert text.count("Not computed for this study: it has no human criteria") == 6
     assert len(re.findall(r"<div class=\"chart\"", text)) == 1  # metric-metric only
@@ -168,7 +168,7 @@ def test_generic_study_with_few_systems(tmp_path):
     """Rated criterion, 3 systems: top-k and Williams need more systems and say so."""
     con = open_store(tmp_path / "study.duckdb")
     ingest_tidy(con, _tidy_study(tmp_path / "study.csv", n_systems=3, raters=True))
-    out = write_report(con, tmp_path / "study.html", ReportSettings(resamples=20))
+    out = write_report(load_study(con), tmp_path / "study.html", ReportSettings(resamples=20))
     text = out.read_text(encoding="utf-8")
     topk = re.search(r'<section id="topk">(.*?)</section>', text, re.S).group(1)
     assert "3 rated systems (at least 5 needed)" in topk

@@ -25,7 +25,6 @@ import pytest
 import scipy.stats as ss
 
 from hanna_stats.analyses.correlations import correlate
-from hanna_stats.store import ingest_hanna_metric_scores, open_store
 
 CRITERIA = ["Relevance", "Coherence", "Empathy", "Surprise", "Engagement", "Complexity"]
 # Prompts with a defined correlation, from the conventions doc (all other metrics: 96); the doc
@@ -89,10 +88,8 @@ def _oracle(raw, level, method, *, scale=True):
 
 
 @pytest.fixture(scope="module")
-def store(hanna_dir):
-    con = open_store()
-    ingest_hanna_metric_scores(con, hanna_dir / "hanna_metric_scores.csv")
-    return con
+def store(metric_study):
+    return metric_study
 
 
 @pytest.mark.parametrize("level", ["story", "system"])

@@ -16,12 +16,14 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hanna_stats.kernels.resampling import (
+from hanna_stats.kernels import pairwise_accuracy
+from hanna_stats.kernels.bootstrap import (
     BootstrapIndices,
     bootstrap_ci,
     bootstrap_distribution,
     bootstrap_indices,
-    pairwise_accuracy,
+)
+from hanna_stats.kernels.permutation import (
     permutation_null,
     permutation_pvalues,
     permutation_swaps,

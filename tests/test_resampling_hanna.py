@@ -8,12 +8,11 @@ import pytest
 
 from hanna_stats.analyses.correlations import correlate
 from hanna_stats.analyses.resampling import correlation_ci, permutation_test
-from hanna_stats.store import build_hanna_store
 
 
 @pytest.fixture(scope="module")
-def con(hanna_dir):
-    return build_hanna_store(hanna_dir)
+def con(hanna_study):
+    return hanna_study
 
 
 def test_correlation_ci_on_hanna(con):

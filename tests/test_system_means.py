@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from hanna_stats.analyses.agreement import SYSTEM_MEANS_SCHEMA, system_means
-from hanna_stats.store import build_hanna_store, ingest_hanna_metric_scores, open_store
+from hanna_stats.store import build_hanna_store, ingest_hanna_metric_scores, load_study, open_store
 
 COLUMNS = ["Relevance", "Coherence", "Empathy", "Surprise", "Engagement", "Complexity", "Average"]
 # (mean, half-width) per column, as printed (bold/asterisk marks dropped).
@@ -69,7 +69,7 @@ def mismatches(frame: pl.DataFrame, column: str, which: int) -> list:
 def hanna(hanna_dir):
     """The full store (judge-slot ratings) and its system means."""
     con = build_hanna_store(hanna_dir)
-    yield con, system_means(con)
+    yield con, system_means(load_study(con))
     con.close()
 
 
@@ -82,7 +82,7 @@ def by_rating(hanna):
 def by_story(hanna_dir):
     con = open_store()
     ingest_hanna_metric_scores(con, hanna_dir / "hanna_metric_scores.csv")
-    yield system_means(con)
+    yield system_means(load_study(con))
     con.close()
 
 
@@ -130,10 +130,10 @@ def test_interval_is_student_t(hanna):
     low, high = stats.t.interval(0.95, x.size - 1, loc=x.mean(), scale=stats.sem(x))
     row = by_rating.filter((pl.col("system") == "HINT") & (pl.col("criterion") == "Empathy"))
     np.testing.assert_allclose([row["ci_low"][0], row["ci_high"][0]], [low, high], rtol=1e-12)
-    narrow = system_means(con, confidence=0.5, include_human=False)
+    narrow = system_means(load_study(con), confidence=0.5, include_human=False)
     assert "Human" not in set(narrow["system"])
     assert (
         narrow["half_width"] < by_rating.filter(pl.col("system") != "Human")["half_width"]
     ).all()
     with pytest.raises(ValueError, match="confidence"):
-        system_means(con, confidence=0.0)
+        system_means(load_study(con), confidence=0.0)

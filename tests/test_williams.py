@@ -109,7 +109,8 @@ def test_properties(corr, flip):
     assert ((p1[ok] >= 0) & (p1[ok] <= 1) & (p2[ok] >= 0) & (p2[ok] <= 1)).all()
     np.testing.assert_allclose(one.statistic, -one.statistic.T, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(two.pvalue, two.pvalue.T, rtol=1e-12, atol=1e-15)
-    np.testing.assert_allclose((one.pvalue + one.pvalue.T)[off], 1.0, rtol=1e-12)
+    np.testing.assert_allclose((one.pvalue + one.pvalue.T)[off][ok], 1.0, rtol=1e-12)
+    assert np.isnan(p1[~ok]).all() and np.isnan(p2[~ok]).all()
     # Reversing the sign of one measure changes nothing.
     k = flip % r.size
     sign = np.ones(r.size)
@@ -169,3 +170,33 @@ def test_williams_bad_arguments(con):
         williams(con, criterion="EM", correction="fdr")
     with pytest.raises(ValueError, match="n must"):
         williams(con, criterion="EM", n=2.5)
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "less", "greater"])
+def test_pvalue_is_nan_wherever_the_statistic_is(alternative):
+    # Regression: with alternative="two-sided" the p-value was 1.0 where t was NaN.
+    r = [0.5, np.nan, 0.3, 0.5]
+    R = [[1, 0.2, 0.4, 0.4], [0.2, 1, 0.1, 0.1], [0.4, 0.1, 1, 1.0], [0.4, 0.1, 1.0, 1]]
+    res = williams_test(r, R, 20, alternative=alternative)
+    np.testing.assert_array_equal(np.isnan(res.pvalue), np.isnan(res.statistic))
+    assert np.isnan(res.pvalue[0, 1]) and np.isnan(res.pvalue[1, 0])  # NaN input
+    assert np.isnan(res.pvalue[2, 3]) and np.isnan(res.pvalue[3, 2])  # denominator < 0
+    assert not np.isnan(res.pvalue[0, 2])
+
+
+@settings(deadline=None, max_examples=100)
+@given(
+    st.floats(-0.99, 0.99),
+    st.floats(-0.99, 0.99),
+    st.floats(-0.99, 0.99),
+    st.sampled_from([4, 10, 100, 10**6]),
+)
+def test_one_sided_pvalues_complementary_and_tiny_ones_precise(ra, rb, rab, n):
+    res = williams_test([ra, rb], [[1.0, rab], [rab, 1.0]], n)
+    t, p = res.statistic[0, 1], res.pvalue
+    if np.isnan(t):
+        assert np.isnan(p[0, 1]) and np.isnan(p[1, 0])
+        return
+    assert p[0, 1] + p[1, 0] == 1.0
+    small = scipy.stats.t.sf(abs(t), n - 3)
+    assert min(p[0, 1], p[1, 0]) == pytest.approx(small, rel=1e-12, abs=0)

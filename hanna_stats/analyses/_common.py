@@ -1,20 +1,23 @@
-"""Names and checks shared by the analysis modules."""
+"""Names, checks and the memoised correlation matrices shared by the analysis modules."""
 
 from __future__ import annotations
 
-import duckdb
+import numpy as np
 
-from hanna_stats.store import Cube, load_cube
+from hanna_stats.kernels import LevelCorrelationResult, level_correlation, pairwise_accuracy
+from hanna_stats.store import AUTOMATIC_KINDS, Cube, Study
 
 LEVELS: tuple[str, ...] = ("story", "system", "global")
 METHODS: tuple[str, ...] = ("pearson", "spearman", "kendall")
+VARIANTS: tuple[str, ...] = ("a", "b", "c")
+NAN_POLICIES: tuple[str, ...] = ("omit", "propagate", "raise")
 #: The correlation coefficients plus pairwise accuracy with ties (Deutsch et al. 2023).
 COEFFICIENTS: tuple[str, ...] = (*METHODS, "acc_eq")
 #: Analysis level -> kernel level (the paper's "story" level is the kernels' "item" level).
 KERNEL_LEVEL = {"story": "item", "system": "system", "global": "global"}
 #: Kinds of automatic measures; analyses default to the paper's metrics only.
-AUTOMATIC_KINDS: tuple[str, ...] = ("metric", "llm-judge")
 DEFAULT_KINDS: tuple[str, ...] = ("metric",)
+__all__ = ["AUTOMATIC_KINDS"]
 
 
 def check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
@@ -23,35 +26,70 @@ def check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
         raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
 
 
-def check_kinds(kinds: tuple[str, ...]) -> None:
-    """Raise ValueError unless ``kinds`` is a non-empty tuple of automatic measure kinds."""
+def check_kinds(kinds: tuple[str, ...]) -> tuple[str, ...]:
+    """``kinds`` as a tuple; ValueError unless it is a non-empty set of automatic kinds."""
     if isinstance(kinds, str) or not kinds:
         raise ValueError(f"kinds must be a non-empty tuple of {AUTOMATIC_KINDS}; got {kinds!r}")
     for kind in kinds:
         check_choice("kinds", kind, AUTOMATIC_KINDS)
+    return tuple(kinds)
 
 
-def criterion_name(con: duckdb.DuckDBPyConnection, criterion: str) -> str:
-    """The human criterion named ``criterion`` or abbreviated so (``"EM"`` -> ``"Empathy"``)."""
-    rows = con.execute(
-        "SELECT name, abbreviation FROM measures WHERE kind = 'human' ORDER BY position, name"
-    ).fetchall()
-    for name, abbreviation in rows:
-        if criterion in (name, abbreviation):
-            return name
-    known = ", ".join(f"{n} ({a})" if a else n for n, a in rows)
-    raise ValueError(f"criterion must be one of {known}; got {criterion!r}")
-
-
-def criteria_cube(
-    con: duckdb.DuckDBPyConnection, kinds: tuple[str, ...], include_human: bool
-) -> Cube:
+def criteria_cube(study: Study, kinds: tuple[str, ...], include_human: bool) -> Cube:
     """The cube of the human criteria and the automatic measures of ``kinds``.
 
-    Raises ValueError for bad ``kinds`` or a store without human criteria.
+    Raises ValueError for bad ``kinds`` or a study without human criteria.
     """
-    check_kinds(kinds)
-    cube = load_cube(con, kinds=("human", *kinds), include_human=include_human)
-    if "human" not in cube.kinds:
-        raise ValueError("the store holds no human criteria")
-    return cube
+    kinds = check_kinds(kinds)
+    if not study.criteria:
+        raise ValueError(
+            "the store holds no human criteria: measures of kind 'human' (rated by people) "
+            "are needed to correlate against"
+        )
+    return study.cube(kinds=("human", *kinds), include_human=include_human)
+
+
+def correlation_matrix(
+    study: Study,
+    *,
+    level: str,
+    method: str,
+    variant: str = "b",
+    nan_policy: str = "omit",
+    include_human: bool = False,
+    kinds: tuple[str, ...] = DEFAULT_KINDS,
+    criteria: bool = True,
+) -> tuple[Cube, LevelCorrelationResult]:
+    """Every pair of measures of one cube correlated at one level, computed once per setting.
+
+    The cube holds the human criteria (when ``criteria``) and the automatic measures of
+    ``kinds``; the matrix is memoised on the Study under every setting it depends on, so the
+    correlations, Williams tests, Borda counts, bootstrap point estimates and the report share
+    it. ``method="acc_eq"`` gives pairwise accuracy with ties.
+
+    Returns
+    -------
+    (Cube, LevelCorrelationResult)
+        The cube and the (M, M) matrices of ``statistic``, ``n_groups``, ``n_skipped``.
+    """
+    kinds = check_kinds(kinds)
+    cube = (
+        criteria_cube(study, kinds, include_human)
+        if criteria
+        else study.cube(kinds=kinds, include_human=include_human)
+    )
+    variant = variant if method == "kendall" else "b"  # the others have no variant
+    key = ("correlation", level, method, variant, nan_policy, include_human, kinds, criteria)
+
+    def compute() -> LevelCorrelationResult:
+        options = {"level": KERNEL_LEVEL[level], "nan_policy": nan_policy}
+        if method == "acc_eq":
+            return pairwise_accuracy(cube.values, **options)
+        return level_correlation(cube.values, method=method, variant=variant, **options)
+
+    return cube, study.memo(key, compute)
+
+
+def human_mask(cube: Cube) -> np.ndarray:
+    """Boolean mask of the human criteria along the cube's measure axis."""
+    return np.asarray(cube.kinds) == "human"

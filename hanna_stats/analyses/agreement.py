@@ -1,7 +1,7 @@
 """Inter-annotator agreement (the paper's Sec. 4.1, Tab. 3) and system means (Sec. 4.3, Tab. 4).
 
-Both read the rater-level human ratings of the store (table ``ratings``), or, for the system
-means when there are none, the item-level values of view ``story_scores``.
+Both read the rater-level human ratings of a loaded Study (:attr:`Study.ratings`), or, for the
+system means when there are none, its item-level values (:attr:`Study.values`).
 
 Which ratings are used: for each item and criterion, the ratings of identified raters (kind
 ``'person'``, HANNA: MTurk Worker IDs from the raw annotation file) when it has any, otherwise
@@ -12,10 +12,9 @@ counted twice and the means agree with the story-level values.
 
 from __future__ import annotations
 
-import duckdb
 import numpy as np
 import polars as pl
-from scipy import stats
+from scipy import special
 
 from hanna_stats.kernels.agreement import (
     ICC_FORMS,
@@ -23,6 +22,8 @@ from hanna_stats.kernels.agreement import (
     intraclass_corr,
     krippendorff_alpha,
 )
+from hanna_stats.analyses.overview import criterion_values
+from hanna_stats.store import Study
 
 AGREEMENT_SCHEMA = {
     "criterion": pl.String,
@@ -52,44 +53,21 @@ SYSTEM_MEANS_SCHEMA = {
 AVERAGE = "Average"
 _ALPHA_LEVELS = ("interval", "ordinal")
 
-# Rater-level ratings of the human criteria, one row per rating, with the rater's column:
-# 0-based position among the item's ratings (slots by slot number, persons by rater_id).
-_RATINGS_QUERY = r"""
-WITH r AS (
-    SELECT ra.item_id, ra.measure_id, ra.rater_id, rt.name AS rater, rt.kind AS rater_kind,
-           ra.score,
-           bool_or(rt.kind = 'person') OVER (PARTITION BY ra.item_id, ra.measure_id) AS has_person
-    FROM ratings ra
-    JOIN raters rt USING (rater_id)
-    JOIN measures m USING (measure_id)
-    WHERE m.kind = 'human' AND list_contains($criteria, m.name)
-)
-SELECT m.name AS criterion, r.item_id, sy.name AS system, r.rater_kind, r.score,
-       row_number() OVER (
-           PARTITION BY r.item_id, r.measure_id
-           ORDER BY CASE WHEN r.rater_kind = 'slot'
-                         THEN try_cast(regexp_extract(r.rater, '(\d+)$', 1) AS BIGINT) END
-                    NULLS LAST, r.rater_id
-       ) - 1 AS rater_column
-FROM r
-JOIN measures m USING (measure_id)
-JOIN items it USING (item_id)
-JOIN systems sy USING (system_id)
-WHERE (r.rater_kind = 'person' OR NOT r.has_person) AND ($include_human OR NOT sy.is_human)
-ORDER BY m.position, r.item_id, rater_column
-"""
 
-
-def _criteria(con: duckdb.DuckDBPyConnection, criteria: list[str] | None) -> list[str]:
+def _criteria(study: Study, criteria: list[str] | None) -> list[str]:
     """Human criteria by name or abbreviation (default: all, in catalogue order)."""
-    rows = con.execute(
-        "SELECT measure, abbreviation FROM measure_catalogue WHERE kind = 'human'"
-    ).fetchall()
     if criteria is None:
-        return [name for name, _ in rows]
+        return list(study.criteria)
     if isinstance(criteria, str):
         raise ValueError(f"criteria must be a list of names, not a string: {criteria!r}")
-    lookup = {name: name for name, _ in rows} | {abbr: name for name, abbr in rows if abbr}
+    lookup = {
+        key: name
+        for name, abbreviation in study.catalogue.filter(pl.col("kind") == "human")
+        .select("measure", "abbreviation")
+        .iter_rows()
+        for key in (name, abbreviation)
+        if key
+    }
     unknown = [c for c in criteria if c not in lookup]
     if unknown:
         raise ValueError(f"criteria holds unknown human criteria {unknown}; known: {list(lookup)}")
@@ -99,9 +77,9 @@ def _criteria(con: duckdb.DuckDBPyConnection, criteria: list[str] | None) -> lis
     return chosen
 
 
-def _ratings(con, criteria, include_human) -> pl.DataFrame:
-    params = {"criteria": criteria, "include_human": include_human}
-    return con.sql(_RATINGS_QUERY, params=params).pl()
+def _ratings(study: Study, criteria: list[str], include_human: bool) -> pl.DataFrame:
+    ratings = study.ratings.filter(pl.col("criterion").is_in(criteria))
+    return ratings if include_human else ratings.filter(~pl.col("is_human"))
 
 
 def _source(kinds: pl.Series) -> str:
@@ -165,7 +143,7 @@ def _criterion_agreement(frame: pl.DataFrame, confidence: float) -> list[dict]:
 
 
 def agreement(
-    con: duckdb.DuckDBPyConnection,
+    study: Study,
     *,
     criteria: list[str] | None = None,
     confidence: float = 0.95,
@@ -194,8 +172,8 @@ def agreement(
 
     Parameters
     ----------
-    con : duckdb.DuckDBPyConnection
-        An open score store.
+    study : Study
+        A loaded study.
     criteria : list of str, optional
         Human criteria by name (``"Relevance"``) or abbreviation (``"RE"``); default all.
     confidence : float
@@ -242,8 +220,8 @@ def agreement(
     Methods for Psychology 8(1), 23-34.
     """
     confidence = check_confidence(confidence)
-    chosen = _criteria(con, criteria)
-    ratings = _ratings(con, chosen, include_human)
+    chosen = _criteria(study, criteria)
+    ratings = _ratings(study, chosen, include_human)
     rows = []
     for criterion in chosen:
         frame = ratings.filter(pl.col("criterion") == criterion)
@@ -256,7 +234,7 @@ def _t_intervals(frame: pl.DataFrame, confidence: float) -> pl.DataFrame:
     """Add ci_low, ci_high, half_width (Student t, n - 1 dof) to mean, std, n columns."""
     n = frame["n"].to_numpy().astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        q = stats.t.ppf(0.5 + confidence / 2, n - 1)
+        q = special.stdtrit(n - 1, 0.5 + confidence / 2)
         half = q * frame["std"].to_numpy() / np.sqrt(n)
     half = np.where(n >= 2, half, np.nan)
     mean = frame["mean"].to_numpy()
@@ -266,7 +244,7 @@ def _t_intervals(frame: pl.DataFrame, confidence: float) -> pl.DataFrame:
 
 
 def system_means(
-    con: duckdb.DuckDBPyConnection,
+    study: Study,
     *,
     confidence: float = 0.95,
     include_human: bool = True,
@@ -290,8 +268,8 @@ def system_means(
 
     Parameters
     ----------
-    con : duckdb.DuckDBPyConnection
-        An open score store.
+    study : Study
+        A loaded study.
     confidence : float
         Confidence level.
     include_human : bool
@@ -310,20 +288,18 @@ def system_means(
         ``confidence`` outside (0, 1), or no human criteria in the store.
     """
     confidence = check_confidence(confidence)
-    chosen = _criteria(con, None)
+    chosen = _criteria(study, None)
     if not chosen:
         raise ValueError("the store holds no human criteria")
-    ratings = _ratings(con, chosen, include_human)
+    ratings = _ratings(study, chosen, include_human)
     if ratings.height:
         unit = "rating"
         values = ratings.select("system", "criterion", value="score")
     else:
         unit = "story"
-        values = con.sql(
-            "SELECT system, measure AS criterion, value FROM story_scores "
-            "WHERE kind = 'human' AND value IS NOT NULL AND ($include_human OR NOT is_human)",
-            params={"include_human": include_human},
-        ).pl()
+        values = criterion_values(study, include_human=include_human).select(
+            "system", "criterion", "value"
+        )
     summary = [
         pl.col("value").mean().alias("mean"),
         pl.col("value").std().alias("std"),
@@ -331,13 +307,16 @@ def system_means(
     ]
     per_criterion = values.group_by("system", "criterion").agg(summary)
     average = values.group_by("system").agg(summary).with_columns(criterion=pl.lit(AVERAGE))
-    order = con.sql("SELECT name, position FROM systems").pl()
+    order = {s: j for j, s in enumerate(study.systems)}
     rank = {c: j for j, c in enumerate([*chosen, AVERAGE])}
     out = (
         pl.concat([per_criterion, average.select(per_criterion.columns)])
-        .join(order, left_on="system", right_on="name", how="left")
-        .with_columns(_c=pl.col("criterion").replace_strict(rank, return_dtype=pl.Int64))
-        .sort("position", "system", "_c", nulls_last=True)
+        .with_columns(
+            _s=pl.col("system").replace_strict(order, return_dtype=pl.Int64),
+            _c=pl.col("criterion").replace_strict(rank, return_dtype=pl.Int64),
+        )
+        .sort("_s", "_c")
     )
     out = _t_intervals(out, confidence).with_columns(unit=pl.lit(unit))
     return out.select([pl.col(c).cast(t) for c, t in SYSTEM_MEANS_SCHEMA.items()])
+

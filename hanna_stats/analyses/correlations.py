@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-import duckdb
 import numpy as np
 import polars as pl
 
@@ -30,12 +29,14 @@ from hanna_stats.analyses._common import (
     DEFAULT_KINDS,
     KERNEL_LEVEL,
     LEVELS,
+    NAN_POLICIES,
+    VARIANTS,
     check_choice,
-    check_kinds,
-    criteria_cube,
+    correlation_matrix,
+    human_mask,
 )
-from hanna_stats.kernels import UndefinedCorrelationError, level_correlation, pairwise_accuracy
-from hanna_stats.store import Cube, load_cube
+from hanna_stats.kernels import UndefinedCorrelationError, level_correlation
+from hanna_stats.store import Cube, Study
 
 Level = Literal["story", "system", "global"]
 Method = Literal["pearson", "spearman", "kendall", "acc_eq"]
@@ -56,7 +57,7 @@ SCHEMA = {
 
 
 def correlate(
-    con: duckdb.DuckDBPyConnection,
+    study: Study,
     *,
     level: Level = "story",
     method: Method = "kendall",
@@ -70,8 +71,8 @@ def correlate(
 
     Parameters
     ----------
-    con : duckdb.DuckDBPyConnection
-        An open score store (:func:`hanna_stats.store.open_store`).
+    study : Study
+        A loaded study (:func:`hanna_stats.open_study`, :func:`hanna_stats.store.load_study`).
     level : {"story", "system", "global"}
         Aggregation level (see the module docstring).
     method : {"pearson", "spearman", "kendall", "acc_eq"}
@@ -107,63 +108,76 @@ def correlate(
 
     Examples
     --------
-    >>> from hanna_stats.store import build_hanna_store           # doctest: +SKIP
-    >>> con = build_hanna_store("../shared/data/hanna")            # doctest: +SKIP
-    >>> correlate(con, level="system", method="pearson")           # doctest: +SKIP
+    >>> from hanna_stats import open_study                         # doctest: +SKIP
+    >>> study = open_study("../shared/data/hanna")                 # doctest: +SKIP
+    >>> correlate(study, level="system", method="pearson")         # doctest: +SKIP
     """
     check_choice("level", level, LEVELS)
     check_choice("method", method, COEFFICIENTS)
     check_choice("against", against, AGAINST)
-    check_choice("variant", variant, ("a", "b", "c"))
-    if against == "metrics":  # needs no human criteria
-        check_kinds(kinds)
-        cube = load_cube(con, kinds=kinds, include_human=include_human)
-    else:
-        cube = criteria_cube(con, kinds, include_human)
-    kinds = np.asarray(cube.kinds)
-    human = kinds == "human"
+    check_choice("variant", variant, VARIANTS)
+    check_choice("nan_policy", nan_policy, NAN_POLICIES)
+    cube, res = correlation_matrix(
+        study,
+        level=level,
+        method=method,
+        variant=variant,
+        # "raise" reads the propagated matrix and names the first undefined pair asked for.
+        nan_policy="propagate" if nan_policy == "raise" else nan_policy,
+        include_human=include_human,
+        kinds=kinds,
+        criteria=against != "metrics",  # the metrics alone need no human criteria
+    )
+    human = human_mask(cube)
     rows, cols = {
         "criteria": (~human, human),
         "metrics": (~human, ~human),
         "inter-criteria": (human, human),
         "all": (np.ones_like(human), np.ones_like(human)),
     }[against]
-    return correlation_frame(
-        cube, rows, cols, level=level, method=method, variant=variant, nan_policy=nan_policy
+    row_idx, col_idx = np.flatnonzero(rows), np.flatnonzero(cols)
+    block = [r[np.ix_(row_idx, col_idx)] for r in res]
+    if nan_policy == "raise" and np.isnan(block[0]).any():
+        i, j = np.argwhere(np.isnan(block[0]))[0]
+        _raise_undefined(cube, row_idx[i], col_idx[j], level, method, variant)
+    return correlation_frame(cube, row_idx, col_idx, block, level=level, method=method,
+                             variant=variant)
+
+
+def _raise_undefined(cube: Cube, i: int, j: int, level: str, method: str, variant: str) -> None:
+    """Raise ValueError naming the measures (and input) of an undefined correlation."""
+    where = ""
+    if method != "acc_eq":
+        try:
+            level_correlation(
+                cube.values[[i]], cube.values[[j]], level=KERNEL_LEVEL[level], method=method,
+                variant=variant, nan_policy="raise",
+            )
+        except UndefinedCorrelationError as err:
+            where = f" on input {cube.inputs[err.group]!r}" if level == "story" else ""
+    raise ValueError(
+        f"{method} correlation of {cube.measures[i]!r} with {cube.measures[j]!r} is undefined"
+        f"{where} (constant or missing values) and nan_policy='raise'"
     )
 
 
 def correlation_frame(
     cube: Cube,
-    rows: np.ndarray,
-    cols: np.ndarray,
+    row_idx: np.ndarray,
+    col_idx: np.ndarray,
+    result,
     *,
-    level: Level,
-    method: Method,
+    level: str,
+    method: str,
     variant: str = "b",
-    nan_policy: str = "omit",
 ) -> pl.DataFrame:
-    """Correlate the ``rows`` measures of ``cube`` with its ``cols`` measures (boolean masks).
+    """The tidy frame of :func:`correlate` from a result's (rows x cols) block.
 
-    The tidy frame of :func:`correlate`; exposed for analyses that pick their own measure sets.
+    ``result`` holds ``statistic, n_groups, n_skipped`` arrays of shape
+    ``(len(row_idx), len(col_idx))``, correlating measures ``row_idx`` with ``col_idx`` of
+    ``cube``.
     """
-    row_idx, col_idx = np.flatnonzero(rows), np.flatnonzero(cols)
-    a = cube.values[row_idx]
-    same = np.array_equal(row_idx, col_idx)
-    b = None if same else cube.values[col_idx]
-    options = {"level": KERNEL_LEVEL[level], "nan_policy": nan_policy}
-    try:
-        if method == "acc_eq":
-            res = pairwise_accuracy(a, b, **options)
-        else:
-            res = level_correlation(a, b, method=method, variant=variant, **options)
-    except UndefinedCorrelationError as err:
-        where = f" on input {cube.inputs[err.group]!r}" if level == "story" else ""
-        raise ValueError(
-            f"{method} correlation of {cube.measures[row_idx[err.i]]!r} with "
-            f"{cube.measures[col_idx[err.j]]!r} is undefined{where} (constant or missing "
-            f"values) and nan_policy='raise'"
-        ) from err
+    statistic, n_groups, n_skipped = result
     names = np.asarray(cube.measures, dtype=object)
     n_r, n_c = len(row_idx), len(col_idx)
     return pl.DataFrame(
@@ -173,9 +187,9 @@ def correlation_frame(
             "level": [level] * (n_r * n_c),
             "method": [method] * (n_r * n_c),
             "variant": [variant if method == "kendall" else None] * (n_r * n_c),
-            "statistic": res.statistic.ravel(),
-            "n_groups": res.n_groups.ravel(),
-            "n_skipped": res.n_skipped.ravel(),
+            "statistic": np.asarray(statistic).ravel(),
+            "n_groups": np.asarray(n_groups).ravel(),
+            "n_skipped": np.asarray(n_skipped).ravel(),
         },
         schema=SCHEMA,
     )

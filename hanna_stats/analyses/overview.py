@@ -1,52 +1,26 @@
-"""What a store holds: counts, the measure catalogue by family, and where the data came from."""
+"""What a study holds: counts, the measure catalogue by family, where the data came from, and
+the item-level ratings of the human criteria."""
 
 from __future__ import annotations
 
-import duckdb
+import numpy as np
 import polars as pl
 
-_COUNTS = """
-SELECT 'systems' AS what, count(*) AS n FROM systems
-UNION ALL SELECT 'human-written systems', count(*) FILTER (WHERE is_human) FROM systems
-UNION ALL SELECT 'inputs', count(*) FROM inputs
-UNION ALL SELECT 'items', count(*) FROM items
-UNION ALL SELECT 'raters', count(*) FROM raters
-UNION ALL SELECT 'rater-level ratings', count(*) FROM ratings
-UNION ALL SELECT 'measures: ' || kind, count(*) FROM measures GROUP BY kind
-UNION ALL SELECT 'item-level scores', count(*) FROM scores
-"""
-
-_FAMILIES = """
-SELECT kind,
-       coalesce(family, '') AS family,
-       CASE WHEN reference_based IS NULL THEN ''
-            WHEN reference_based THEN 'reference-based' ELSE 'reference-free' END AS reference,
-       coalesce(symbol, '') AS symbol,
-       count(*) AS n_measures,
-       string_agg(name, ', ' ORDER BY position, name) AS measures
-FROM measures
-GROUP BY ALL
-ORDER BY min(position), kind, family, reference
-"""
-
-_SOURCES = """
-SELECT regexp_extract(source, '[^/\\\\]*$') AS file, format, sha256, n_values
-FROM ingests ORDER BY file, format
-"""
+from hanna_stats.store import Study
 
 
-def study_counts(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+def study_counts(study: Study) -> pl.DataFrame:
     """Counts of systems, inputs, items, raters, ratings, measures by kind and scores.
 
     Returns
     -------
     polars.DataFrame
-        Columns ``what, n``.
+        Columns ``what, n``, in a fixed order.
     """
-    return con.sql(_COUNTS).pl()
+    return study.counts
 
 
-def measure_families(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+def measure_families(study: Study) -> pl.DataFrame:
     """The measure catalogue grouped by kind, family and reference use, with the paper's symbol.
 
     Returns
@@ -56,10 +30,10 @@ def measure_families(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         order, joined by ``", "``); empty strings where an attribute does not apply (human
         criteria, LLM judges, measures of a generic tidy ingest).
     """
-    return con.sql(_FAMILIES).pl()
+    return study.families
 
 
-def data_sources(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+def data_sources(study: Study) -> pl.DataFrame:
     """The ingested files (provenance table ``ingests``), without the ingest time.
 
     Returns
@@ -67,10 +41,10 @@ def data_sources(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     polars.DataFrame
         Columns ``file`` (base name), ``format``, ``sha256``, ``n_values``.
     """
-    return con.sql(_SOURCES).pl()
+    return study.sources
 
 
-def criterion_values(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+def criterion_values(study: Study, *, include_human: bool = True) -> pl.DataFrame:
     """Item-level values of every human criterion (the rating distributions of Fig. 9).
 
     An item's value is the mean of its raters' ratings when the store has them, else the
@@ -79,13 +53,21 @@ def criterion_values(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     Returns
     -------
     polars.DataFrame
-        Columns ``system, criterion, input, value``, systems and criteria in catalogue order;
-        items without a value are left out.
+        Columns ``system, criterion, input, value``, systems, criteria and inputs in store
+        order; items without a value are left out.
     """
-    return con.sql(
-        """
-        SELECT system, measure AS criterion, input, value FROM story_scores
-        WHERE kind = 'human' AND value IS NOT NULL
-        ORDER BY system_position, system, measure_position, measure, input_position, input
-        """
-    ).pl()
+    human = np.flatnonzero(np.asarray(study.kinds) == "human")
+    systems = np.flatnonzero(np.ones(len(study.systems), bool) if include_human else ~study.is_human)
+    # (systems, criteria, inputs) in that nesting order.
+    block = study.values[np.ix_(human, np.arange(len(study.inputs)), systems)].transpose(2, 0, 1)
+    s, c, g = np.nonzero(~np.isnan(block))
+    return pl.DataFrame(
+        {
+            "system": np.asarray(study.systems, dtype=object)[systems[s]].tolist(),
+            "criterion": np.asarray(study.measures, dtype=object)[human[c]].tolist(),
+            "input": np.asarray(study.inputs, dtype=object)[g].tolist(),
+            "value": block[s, c, g],
+        },
+        schema={"system": pl.String, "criterion": pl.String, "input": pl.String,
+                "value": pl.Float64},
+    )

@@ -6,20 +6,26 @@ Chhun et al. (2022), Secs. 5.3-5.4.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 from typing import Literal
 
-import duckdb
 import numpy as np
 import polars as pl
 
-from hanna_stats.analyses._common import DEFAULT_KINDS, METHODS, check_choice, criteria_cube
+from hanna_stats.analyses._common import (
+    DEFAULT_KINDS,
+    KERNEL_LEVEL,
+    METHODS,
+    check_choice,
+    criteria_cube,
+    human_mask,
+)
 from hanna_stats.analyses.correlations import correlate, correlation_frame
-from hanna_stats.kernels.ranking import TIE_RULES, borda_count
+from hanna_stats.kernels import TIE_RULES, borda_count, level_correlation
+from hanna_stats.store import Study
 
 
 def borda(
-    con: duckdb.DuckDBPyConnection,
+    study: Study,
     *,
     level: Literal["story", "system"] = "story",
     ties: Literal["average", "min", "max"] = "average",
@@ -47,8 +53,8 @@ def borda(
 
     Parameters
     ----------
-    con : duckdb.DuckDBPyConnection
-        Score store.
+    study : Study
+        A loaded study.
     level : {"story", "system"}
         Correlation level of the columns.
     ties : {"average", "min", "max"}
@@ -73,7 +79,7 @@ def borda(
     check_choice("ties", ties, TIE_RULES)
     columns = pl.concat(
         [
-            correlate(con, level=level, method=method, include_human=include_human, kinds=kinds)
+            correlate(study, level=level, method=method, include_human=include_human, kinds=kinds)
             for method in METHODS
         ]
     ).with_columns(pl.col("statistic").abs().alias("abs"))
@@ -82,7 +88,7 @@ def borda(
     if np.isnan(scores).any():
         bad = wide["measure"][int(np.flatnonzero(np.isnan(scores).any(axis=1))[0])]
         raise ValueError(f"correlation of {bad!r} is undefined at {level} level: no Borda count")
-    counts = borda_count(np.ascontiguousarray(scores), TIE_RULES.index(ties))
+    counts = borda_count(scores, ties=ties)
     return (
         pl.DataFrame(
             {
@@ -103,7 +109,7 @@ def borda(
 
 
 def topk(
-    con: duckdb.DuckDBPyConnection,
+    study: Study,
     *,
     ks: Iterable[int] = range(4, 11),
     level: Literal["story", "system"] = "system",
@@ -119,8 +125,8 @@ def topk(
 
     Parameters
     ----------
-    con : duckdb.DuckDBPyConnection
-        Score store.
+    study : Study
+        A loaded study.
     ks : iterable of int
         Numbers of systems kept; each between 3 and the number of systems.
     level, method : str
@@ -138,14 +144,16 @@ def topk(
         statistic, n_groups, n_skipped``).
     """
     check_choice("level", level, ("story", "system"))
-    cube = criteria_cube(con, kinds, include_human)
-    human = np.array([k == "human" for k in cube.kinds])
+    check_choice("method", method, METHODS)
+    cube = criteria_cube(study, kinds, include_human)
+    human = human_mask(cube)
     # Systems without any rating of the human criteria (e.g. newly scored ones) cannot rank.
     rated = ~np.isnan(cube.values[human]).all(axis=(0, 1))
     n_systems = int(rated.sum())
     ks = sorted(set(ks))
     if not ks or ks[0] < 3 or ks[-1] > n_systems:
         raise ValueError(f"ks must lie between 3 and the number of rated systems ({n_systems})")
+    metrics = np.flatnonzero(~human)
     frames = []
     for c in np.flatnonzero(human):
         means = np.full(len(cube.systems), -np.inf)
@@ -153,17 +161,19 @@ def topk(
         order = np.argsort(-means, kind="stable")
         for k in ks:
             keep = order[:k]
-            sub = replace(
-                cube, values=cube.values[:, :, keep], systems=[cube.systems[s] for s in keep]
+            res = level_correlation(
+                cube.values[np.ix_(metrics, np.arange(cube.values.shape[1]), keep)],
+                cube.values[np.ix_([c], np.arange(cube.values.shape[1]), keep)],
+                level=KERNEL_LEVEL[level],
+                method=method,
             )
-            only_c = np.zeros_like(human)
-            only_c[c] = True
-            frame = correlation_frame(sub, ~human, only_c, level=level, method=method)
+            frame = correlation_frame(cube, metrics, np.array([c]), res, level=level,
+                                      method=method)
             frames.append(
                 frame.select(
                     pl.lit(cube.measures[c]).alias("criterion"),
                     pl.lit(k, dtype=pl.Int64).alias("k"),
-                    pl.lit("; ".join(sub.systems)).alias("systems"),
+                    pl.lit("; ".join(cube.systems[s] for s in keep)).alias("systems"),
                     pl.all(),
                 )
             )

@@ -1,8 +1,9 @@
 """Resampling studies on the store: bootstrap CIs of correlations and PERM-BOTH tests.
 
-Thin layer over :mod:`hanna_stats.kernels.resampling`: it loads the (measure x input x system)
-cube (:func:`hanna_stats.store.load_cube`, the human-written stories dropped unless
-``include_human``), hands it to the kernels and returns tidy polars DataFrames. Conventions as
+Thin layer over the resampling kernels (:func:`hanna_stats.kernels.bootstrap_ci`,
+:func:`hanna_stats.kernels.permutation_test_pairs`): it takes the (measure x input x system) cube
+of a loaded Study (the human-written stories dropped unless ``include_human``), hands it to the
+kernels and returns tidy polars DataFrames. Conventions as
 :mod:`hanna_stats.analyses.correlations`: ``level="story"`` correlates across systems within
 each input and averages over the inputs whose correlation is defined; ``level="system"``
 correlates the per-system means over inputs. Statistics are signed.
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-import duckdb
 import numpy as np
 import polars as pl
 
@@ -23,20 +23,15 @@ from hanna_stats.analyses._common import (
     METHODS,
     check_choice,
     check_kinds,
-    criteria_cube,
-    criterion_name,
+    correlation_matrix,
+    human_mask,
 )
-from hanna_stats.kernels.resampling import bootstrap_ci, permutation_test_pairs
-from hanna_stats.store import load_cube
-
-
-def _check_seed(seed: int | None) -> None:
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
-        raise ValueError(f"seed must be an int or None; got {seed!r}")
+from hanna_stats.kernels import bootstrap_ci, permutation_test_pairs
+from hanna_stats.store import Study
 
 
 def correlation_ci(
-    con: duckdb.DuckDBPyConnection,
+    study: Study,
     *,
     level: Literal["story", "system"] = "story",
     method: Literal["pearson", "spearman", "kendall"] = "kendall",
@@ -63,8 +58,8 @@ def correlation_ci(
 
     Parameters
     ----------
-    con : duckdb.DuckDBPyConnection
-        An open score store.
+    study : Study
+        A loaded study.
     level : {"story", "system"}
     method : {"pearson", "spearman", "kendall"}
     resample : {"inputs", "systems", "both"}
@@ -92,32 +87,33 @@ def correlation_ci(
 
     Examples
     --------
-    >>> correlation_ci(con, level="system", method="pearson", ci_method="bca")  # doctest: +SKIP
+    >>> correlation_ci(study, level="system", method="pearson", ci_method="bca")  # doctest: +SKIP
     """
     check_choice("level", level, ("story", "system"))
     check_choice("method", method, METHODS)
     check_choice("resample", resample, ("inputs", "systems", "both"))
     check_choice("ci_method", ci_method, ("percentile", "bca"))
-    _check_seed(seed)
-    check_kinds(kinds)
+    kinds = check_kinds(kinds)
     targets = [against] if isinstance(against, str) and against != "criteria" else against
+    statistic = None
     if targets == "criteria":
-        cube = criteria_cube(con, kinds, include_human)
-        kind = np.asarray(cube.kinds)
-        rows, cols = np.flatnonzero(kind != "human"), np.flatnonzero(kind == "human")
+        cube, point = correlation_matrix(
+            study, level=level, method=method, variant=variant,
+            include_human=include_human, kinds=kinds,
+        )
+        human = human_mask(cube)
+        rows, cols = np.flatnonzero(~human), np.flatnonzero(human)
+        statistic = point.statistic[np.ix_(rows, cols)]
     else:
-        kind_of = dict(con.execute("SELECT name, kind FROM measures").fetchall())
-        others = [
-            name
-            for name, k in con.execute(
-                "SELECT name, kind FROM measures ORDER BY position"
-            ).fetchall()
-            if k in kinds and name not in targets
-        ]
-        missing = [t for t in targets if t not in kind_of]
+        missing = [t for t in targets if t not in study.measures]
         if missing:
             raise ValueError(f"against names unknown measures: {missing}")
-        cube = load_cube(con, measures=[*others, *targets], include_human=include_human)
+        others = [
+            m
+            for m, k in zip(study.measures, study.kinds, strict=True)
+            if k in kinds and m not in targets
+        ]
+        cube = study.cube(measures=[*others, *targets], include_human=include_human)
         rows = np.arange(len(others))
         cols = np.arange(len(others), len(others) + len(targets))
     res = bootstrap_ci(
@@ -131,6 +127,7 @@ def correlation_ci(
         confidence=confidence,
         ci_method=ci_method,
         seed=seed,
+        statistic=statistic,
     )
     names = np.asarray(cube.measures, dtype=object)
     n_r, n_c = len(rows), len(cols)
@@ -170,7 +167,7 @@ def correlation_ci(
 
 
 def permutation_test(
-    con: duckdb.DuckDBPyConnection,
+    study: Study,
     *,
     criterion: str,
     level: Literal["story", "system", "global"] = "system",
@@ -193,7 +190,7 @@ def permutation_test(
 
     Parameters
     ----------
-    con : duckdb.DuckDBPyConnection
+    study : Study
     criterion : str
         The human criterion, by name or abbreviation (``"Empathy"`` or ``"EM"``).
     level : {"story", "system", "global"}
@@ -218,15 +215,12 @@ def permutation_test(
     check_choice("level", level, ("story", "system", "global"))
     check_choice("method", method, METHODS)
     check_choice("alternative", alternative, ("two-sided", "greater", "less"))
-    _check_seed(seed)
-    check_kinds(kinds)
-    criterion = criterion_name(con, criterion)
+    kinds = check_kinds(kinds)
+    criterion = study.criterion(criterion)
     names = [
-        name
-        for name, k in con.execute("SELECT name, kind FROM measures ORDER BY position").fetchall()
-        if k in kinds and name != criterion
+        m for m, k in zip(study.measures, study.kinds, strict=True) if k in kinds and m != criterion
     ]
-    cube = load_cube(con, measures=[*names, criterion], include_human=include_human)
+    cube = study.cube(measures=[*names, criterion], include_human=include_human)
     res = permutation_test_pairs(
         cube.values[:-1],
         cube.values[-1],

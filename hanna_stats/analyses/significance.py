@@ -1,8 +1,9 @@
 """Significance of metric comparisons: Williams tests and paired bootstrap system comparison.
 
 The analysis layer of the paper's Sec. 5.3 (Fig. 7 / Fig. 26: pairwise system comparison by
-paired bootstrap) and Appendix I (Figs. 27-38: Williams tests between metrics). It reads the
-(measure x input x system) cube from the store and hands it to the Numba kernels
+paired bootstrap) and Appendix I (Figs. 27-38: Williams tests between metrics). It takes the
+correlation matrices and the (measure x input x system) cube of a loaded Study and hands them to
+the kernels
 (:func:`hanna_stats.kernels.williams.williams_test`,
 :func:`hanna_stats.kernels.pairs.paired_bootstrap`,
 :func:`hanna_stats.kernels.multitest.adjust_pvalues`), returning tidy polars DataFrames.
@@ -30,25 +31,27 @@ from __future__ import annotations
 import operator
 from typing import Literal
 
-import duckdb
 import numpy as np
 import polars as pl
 
 from hanna_stats.analyses._common import (
     DEFAULT_KINDS,
-    KERNEL_LEVEL,
     LEVELS,
     METHODS,
     check_choice,
+    correlation_matrix,
     criteria_cube,
-    criterion_name,
+    human_mask,
 )
-from hanna_stats.kernels import level_correlation
-from hanna_stats.kernels.multitest import METHODS as CORRECTIONS
-from hanna_stats.kernels.multitest import adjust_pvalues
-from hanna_stats.kernels.pairs import paired_bootstrap, weighted_f1
-from hanna_stats.kernels.williams import ALTERNATIVES, williams_test
-from hanna_stats.store import Cube
+from hanna_stats.kernels import (
+    ALTERNATIVES,
+    CORRECTIONS,
+    adjust_pvalues,
+    paired_bootstrap,
+    weighted_f1,
+    williams_test,
+)
+from hanna_stats.store import Study
 
 Level = Literal["story", "system", "global"]
 Method = Literal["pearson", "spearman", "kendall"]
@@ -71,7 +74,7 @@ WILLIAMS_SCHEMA = {
 
 
 def williams(
-    con: duckdb.DuckDBPyConnection,
+    study: Study,
     *,
     criterion: str,
     level: Level = "system",
@@ -93,8 +96,8 @@ def williams(
 
     Parameters
     ----------
-    con : duckdb.DuckDBPyConnection
-        An open score store.
+    study : Study
+        A loaded study.
     criterion : str
         A human criterion: its name (``"Empathy"``) or the paper's abbreviation (``"EM"``).
     level : {"system", "story", "global"}
@@ -127,27 +130,25 @@ def williams(
 
     Examples
     --------
-    >>> con = build_hanna_store("../shared/data/hanna")               # doctest: +SKIP
-    >>> williams(con, criterion="EM").filter(                          # doctest: +SKIP
+    >>> study = open_study("../shared/data/hanna")                    # doctest: +SKIP
+    >>> williams(study, criterion="EM").filter(                          # doctest: +SKIP
     ...     (pl.col("measure_a") == "BERTScore F1") & (pl.col("measure_b") == "BLEU"))
     """
-    check_choice("level", level, LEVELS)
-    check_choice("method", method, METHODS)
-    cube = criteria_cube(con, kinds, include_human)
-    name = criterion_name(con, criterion)
     return williams_frame(
-        cube,
-        criteria=[name],
+        study,
+        criteria=[study.criterion(criterion)],
         levels=(level,),
         methods=(method,),
         n=n,
         alternative=alternative,
         correction=correction,
+        include_human=include_human,
+        kinds=kinds,
     )
 
 
 def williams_all(
-    con: duckdb.DuckDBPyConnection,
+    study: Study,
     *,
     levels: tuple[str, ...] = ("story", "system"),
     methods: tuple[str, ...] = METHODS,
@@ -162,20 +163,20 @@ def williams_all(
     :func:`williams` for each level. A ``correction`` adjusts each (criterion, level, method)
     family separately, as :func:`williams` would. Same columns as :func:`williams`.
     """
-    cube = criteria_cube(con, kinds, include_human)
-    criteria = [m for m, k in zip(cube.measures, cube.kinds, strict=True) if k == "human"]
     return williams_frame(
-        cube,
-        criteria=criteria,
+        study,
+        criteria=list(study.criteria),
         levels=levels,
         methods=methods,
         alternative=alternative,
         correction=correction,
+        include_human=include_human,
+        kinds=kinds,
     )
 
 
 def williams_frame(
-    cube: Cube,
+    study: Study,
     *,
     criteria: list[str],
     levels: tuple[str, ...],
@@ -183,11 +184,13 @@ def williams_frame(
     n: int | None = None,
     alternative: str = "greater",
     correction: str | None = None,
+    include_human: bool = False,
+    kinds: tuple[str, ...] = DEFAULT_KINDS,
 ) -> pl.DataFrame:
-    """Williams tests on a loaded cube: the non-human measures of ``cube`` against ``criteria``.
+    """Williams tests of the automatic measures of ``kinds`` against ``criteria``.
 
-    The engine of :func:`williams` and :func:`williams_all`, for analyses that pick their own
-    cube.
+    The engine of :func:`williams` and :func:`williams_all`: one memoised correlation matrix per
+    (level, method) serves every criterion.
     """
     for level in levels:
         check_choice("level", level, LEVELS)
@@ -203,8 +206,8 @@ def williams_frame(
             raise ValueError(f"n must be an integer greater than 3; got {n!r}") from None
         if n <= 3:
             raise ValueError(f"n must be an integer greater than 3; got {n!r}")
-    kinds = np.asarray(cube.kinds)
-    metric_idx = np.flatnonzero(kinds != "human")
+    cube = criteria_cube(study, kinds, include_human)
+    metric_idx = np.flatnonzero(~human_mask(cube))
     criterion_idx = np.array([cube.measures.index(c) for c in criteria], dtype=np.int64)
     names = np.asarray(cube.measures, dtype=object)
     metrics = len(metric_idx)
@@ -213,10 +216,16 @@ def williams_frame(
     for level in levels:
         inputs, systems = cube.values.shape[1:]
         n_level = n or {"story": inputs, "system": systems, "global": inputs * systems}[level]
+        if n_level <= 3:
+            unit = {"story": "inputs", "system": "systems", "global": "items"}[level]
+            raise ValueError(
+                f"{n_level} {unit}: the Williams test at {level} level needs at least 4 "
+                f"(it has n - 3 degrees of freedom)"
+            )
         for method in methods:
-            R = level_correlation(
-                cube.values, level=KERNEL_LEVEL[level], method=method, nan_policy="omit"
-            ).statistic
+            R = correlation_matrix(
+                study, level=level, method=method, include_human=include_human, kinds=kinds
+            )[1].statistic
             r = R[np.ix_(criterion_idx, metric_idx)]
             RM = R[np.ix_(metric_idx, metric_idx)]
             res = williams_test(r, RM, n_level, alternative=alternative)
@@ -268,7 +277,7 @@ LABELS_SCHEMA = {
 
 
 def bootstrap_pairs(
-    con: duckdb.DuckDBPyConnection,
+    study: Study,
     *,
     resamples: int = 1000,
     alpha: float = 0.05,
@@ -287,8 +296,8 @@ def bootstrap_pairs(
 
     Parameters
     ----------
-    con : duckdb.DuckDBPyConnection
-        An open score store.
+    study : Study
+        A loaded study.
     resamples : int
         Number of bootstrap resamples B (the paper: 1000).
     alpha : float
@@ -307,8 +316,8 @@ def bootstrap_pairs(
         One row per (metric, criterion) with columns ``measure, criterion, f1, resamples, alpha,
         seed``; ``f1`` in [0, 1] (the paper prints percentages).
     """
-    cube, result = _bootstrap(con, resamples, alpha, seed, include_human, kinds)
-    human = np.asarray(cube.kinds) == "human"
+    cube, result = _bootstrap(study, resamples, alpha, seed, include_human, kinds)
+    human = human_mask(cube)
     f1 = weighted_f1(result.labels[human], result.labels[~human])  # (criteria, metrics)
     names = np.asarray(cube.measures, dtype=object)
     criteria, metrics = names[human], names[~human]
@@ -326,7 +335,7 @@ def bootstrap_pairs(
 
 
 def bootstrap_pair_labels(
-    con: duckdb.DuckDBPyConnection,
+    study: Study,
     *,
     resamples: int = 1000,
     alpha: float = 0.05,
@@ -344,7 +353,7 @@ def bootstrap_pair_labels(
         ``wins_2`` count the resamples where system 1 / 2 has the strictly greater mean;
         ``label`` is 1, 2 or 0.
     """
-    cube, result = _bootstrap(con, resamples, alpha, seed, include_human, kinds)
+    cube, result = _bootstrap(study, resamples, alpha, seed, include_human, kinds)
     measures, pairs = result.labels.shape
     systems = np.asarray(cube.systems, dtype=object)
     return pl.DataFrame(
@@ -364,11 +373,11 @@ def bootstrap_pair_labels(
     )
 
 
-def _bootstrap(con, resamples, alpha, seed, include_human, kinds):
-    for name, value, low in (("resamples", resamples, 1), ("seed", seed, 0)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
-            raise ValueError(f"{name} must be an integer >= {low}; got {value!r}")
-    cube = criteria_cube(con, kinds, include_human)
-    inputs = cube.values.shape[1]
-    indices = np.random.default_rng(seed).integers(0, inputs, size=(resamples, inputs))
-    return cube, paired_bootstrap(cube.values, indices, alpha=alpha)
+def _bootstrap(study, resamples, alpha, seed, include_human, kinds):
+    """The paired bootstrap of every measure of the criteria cube, memoised per setting."""
+    cube = criteria_cube(study, kinds, include_human)
+    key = ("paired_bootstrap", resamples, alpha, seed, include_human, tuple(kinds))
+    result = study.memo(
+        key, lambda: paired_bootstrap(cube.values, resamples=resamples, seed=seed, alpha=alpha)
+    )
+    return cube, result

@@ -1,20 +1,39 @@
-"""Numba kernels on numpy arrays, for HANNA and any other meta-evaluation study.
+"""Statistical kernels on numpy arrays, for HANNA and any other meta-evaluation study.
 
-Pure functions: no I/O, no data frames. Functions are compiled lazily on first call and cached
-on disk (``cache=True``). Resampling kernels take indices drawn once by the caller from a seeded
-:class:`numpy.random.Generator`, so results do not depend on the number of threads.
+Pure functions: no I/O, no data frames. Each public function validates its arguments (options
+are strings, checked by one shared helper that names the argument and its allowed values) and
+then runs numpy code or private Numba code (``@njit(cache=True)``, compiled on first call and
+cached on disk) where loops are hot. Stochastic kernels take ``seed`` (an int in [0, 2**63), a
+:class:`numpy.random.Generator` or None) or precomputed draws (``indices=``, ``swaps=``); the
+draws are made once, in Python, so results do not depend on the number of threads.
 
 - correlations: :func:`correlation`, :func:`level_correlation` (item / system / global level),
-  :func:`group_correlations`, Kendall counts, ranks;
+  :func:`group_correlations`, :func:`aggregate_groups`, Kendall counts, ranks;
 - agreement: :func:`intraclass_corr` (six ICC forms), :func:`krippendorff_alpha`;
 - significance: :func:`williams_test`, :func:`adjust_pvalues` (BH, BY, Holm, Bonferroni),
   :func:`paired_bootstrap` with :func:`weighted_f1`;
 - resampling: :func:`bootstrap_ci` (inputs, systems or both; percentile or BCa),
   :func:`permutation_test_pairs` (PERM-BOTH), :func:`pairwise_accuracy` (acc_eq);
-- rankings: :func:`borda_count` with a stated tie rule.
+- rankings: :func:`borda_count` with a stated tie rule, :func:`tie_ranks`.
+
+The option tuples (``METHODS``, ``VARIANTS``, ``LEVELS``, ...) list the allowed values.
 """
 
+from ._options import (
+    ALTERNATIVES,
+    CI_METHODS,
+    CORRECTIONS,
+    LEVELS,
+    METHODS,
+    NAN_POLICIES,
+    RESAMPLE,
+    TIE_RULES,
+    VARIANTS,
+    check_confidence,
+)
+from .accuracy import pairwise_accuracy
 from .agreement import AlphaResult, ICCResult, intraclass_corr, krippendorff_alpha
+from .bootstrap import BootstrapIndices, BootstrapResult, bootstrap_ci, bootstrap_indices
 from .correlation import CorrelationResult, correlation
 from .grouped import (
     LevelCorrelationResult,
@@ -26,20 +45,23 @@ from .grouped import (
 from .kendall import KendallCounts, kendall_counts, tau_from_counts
 from .multitest import adjust_pvalues
 from .pairs import PairedBootstrapResult, paired_bootstrap, weighted_f1
-from .ranking import TIE_RULES, borda_count
+from .permutation import PermutationTestResult, permutation_swaps, permutation_test_pairs
+from .ranking import borda_count
 from .ranks import rankdata, tie_ranks
-from .resampling import (
-    BootstrapResult,
-    PermutationTestResult,
-    bootstrap_ci,
-    pairwise_accuracy,
-    permutation_test_pairs,
-)
 from .williams import WilliamsResult, williams_test
 
 __all__ = [
+    "ALTERNATIVES",
+    "CI_METHODS",
+    "CORRECTIONS",
+    "LEVELS",
+    "METHODS",
+    "NAN_POLICIES",
+    "RESAMPLE",
     "TIE_RULES",
+    "VARIANTS",
     "AlphaResult",
+    "BootstrapIndices",
     "BootstrapResult",
     "CorrelationResult",
     "ICCResult",
@@ -52,7 +74,9 @@ __all__ = [
     "adjust_pvalues",
     "aggregate_groups",
     "bootstrap_ci",
+    "bootstrap_indices",
     "borda_count",
+    "check_confidence",
     "correlation",
     "group_correlations",
     "intraclass_corr",
@@ -61,6 +85,7 @@ __all__ = [
     "level_correlation",
     "paired_bootstrap",
     "pairwise_accuracy",
+    "permutation_swaps",
     "permutation_test_pairs",
     "rankdata",
     "tau_from_counts",

@@ -1,7 +1,8 @@
 """Inter-rater agreement: intraclass correlations (six forms) and Krippendorff's alpha.
 
 Pure functions on numpy arrays. The sums of squares and the disagreement sums are compiled
-(``@njit(cache=True)``); confidence intervals and p-values use ``scipy.stats.f`` in Python.
+(``@njit(cache=True)``); confidence intervals and p-values use the F distribution functions of
+``scipy.special`` (``fdtrc``, ``fdtri``) in Python.
 
 References
 ----------
@@ -20,10 +21,21 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
-from scipy import stats
 
-from ._options import validated
-from .ranks import rankdata
+from ._options import LEVELS_OF_MEASUREMENT, check_confidence, check_option, validated
+from .ranks import _rankdata
+
+__all__ = [
+    "ICC_FORMS",
+    "LEVELS_OF_MEASUREMENT",
+    "PINGOUIN_LABELS",
+    "AlphaResult",
+    "ICCResult",
+    "MeanSquares",
+    "check_confidence",
+    "intraclass_corr",
+    "krippendorff_alpha",
+]
 
 ICC_FORMS = ("ICC1", "ICC2", "ICC3", "ICC1k", "ICC2k", "ICC3k")
 # The same forms as labelled by pingouin >= 0.5.5 (McGraw & Wong notation: A = absolute
@@ -36,7 +48,6 @@ PINGOUIN_LABELS = {
     "ICC2k": "ICC(A,k)",
     "ICC3k": "ICC(C,k)",
 }
-LEVELS_OF_MEASUREMENT = ("nominal", "ordinal", "interval")
 
 
 class MeanSquares(NamedTuple):
@@ -113,7 +124,7 @@ class AlphaResult(NamedTuple):
 
 
 @njit(cache=True)
-def icc_sums_of_squares(x):
+def _icc_sums_of_squares(x):
     """Two-way ANOVA sums of squares of a complete (n x k) matrix without NaN.
 
     Two passes: row means, column means and grand mean of ``x - x[0, 0]`` (the shift keeps
@@ -167,13 +178,6 @@ def _finite_matrix(value, name):
     return x
 
 
-def check_confidence(confidence):
-    """Return ``confidence`` as a float; ValueError unless it lies in (0, 1)."""
-    if not (isinstance(confidence, int | float) and 0.0 < confidence < 1.0):
-        raise ValueError(f"confidence must be a number in (0, 1); got {confidence!r}")
-    return float(confidence)
-
-
 def intraclass_corr(ratings, *, confidence=0.95, nan_policy="raise"):
     """Intraclass correlations ICC1, ICC2, ICC3, ICC1k, ICC2k, ICC3k with F tests and CIs.
 
@@ -188,11 +192,12 @@ def intraclass_corr(ratings, *, confidence=0.95, nan_policy="raise"):
       ICC3k = (MSR - MSE) / MSR  (the same for the mean of k raters)
 
     F = MSR / MSW with (n-1, n(k-1)) dof for ICC1/ICC1k, F = MSR / MSE with
-    (n-1, (n-1)(k-1)) dof for the others; ``pvalue = F.sf``. Confidence intervals follow
-    Shrout & Fleiss (1979) and McGraw & Wong (1996) (ICC2: Satterthwaite dof ``v``), with the
-    exact formulas, dof and labels of ``pingouin.intraclass_corr`` (pingouin calls the forms
-    ICC(1,1), ICC(A,1), ICC(C,1), ICC(1,k), ICC(A,k), ICC(C,k); see ``PINGOUIN_LABELS``;
-    pingouin rounds its CI95 column to 2 decimals by default, these bounds are unrounded).
+    (n-1, (n-1)(k-1)) dof for the others; ``pvalue`` is the F upper tail
+    (``scipy.special.fdtrc``). Confidence intervals follow Shrout & Fleiss (1979) and McGraw &
+    Wong (1996) (ICC2: Satterthwaite dof ``v``), with the exact formulas, dof and labels of
+    ``pingouin.intraclass_corr`` (pingouin calls the forms ICC(1,1), ICC(A,1), ICC(C,1),
+    ICC(1,k), ICC(A,k), ICC(C,k); see ``PINGOUIN_LABELS``; pingouin rounds its CI95 column to
+    2 decimals by default, these bounds are unrounded).
 
     Which form? ICC1 when each target has its own raters and rater bias cannot be separated;
     ICC2 when the raters are a random sample and absolute agreement matters (ICC2k: the
@@ -237,8 +242,7 @@ def intraclass_corr(ratings, *, confidence=0.95, nan_policy="raise"):
     np.float64(0.29)
     """
     confidence = check_confidence(confidence)
-    if nan_policy not in ("raise", "omit"):
-        raise ValueError(f"nan_policy must be 'raise' or 'omit'; got {nan_policy!r}")
+    check_option("nan_policy", nan_policy, ("raise", "omit"))
     x = _finite_matrix(ratings, "ratings")
     missing = np.isnan(x).any(axis=1)
     if missing.any():
@@ -248,7 +252,7 @@ def intraclass_corr(ratings, *, confidence=0.95, nan_policy="raise"):
     n, k = x.shape
     if n < 2 or k < 2:
         raise ValueError(f"ratings need at least 2 complete targets and 2 raters; got {n} x {k}")
-    ssr, ssc, sse = icc_sums_of_squares(np.ascontiguousarray(x))
+    ssr, ssc, sse = _icc_sums_of_squares(np.ascontiguousarray(x))
     df1, dfw, dfe = n - 1, n * (k - 1), (n - 1) * (k - 1)
     msb, msj, mse = ssr / df1, ssc / (k - 1), sse / dfe
     msw = (ssc + sse) / dfw
@@ -268,8 +272,18 @@ def _bounds(f1, icc2, f3, k):
     ]
 
 
+def _f_ppf(q, dfn, dfd):
+    """Quantile of the F(dfn, dfd) distribution; NaN unless both dof are positive (as
+    ``scipy.stats.f.ppf``)."""
+    from scipy.special import fdtri
+
+    return fdtri(dfn, dfd, q) if dfn > 0 and dfd > 0 else np.nan
+
+
 def _icc_inference(n, k, ms, alpha):
     """Coefficients, F tests and confidence bounds from the mean squares (pingouin formulas)."""
+    from scipy.special import fdtrc
+
     msb, msw, msj, mse = (np.float64(v) for v in ms)
     df1, dfw, dfe = n - 1, n * (k - 1), (n - 1) * (k - 1)
     icc1 = (msb - msw) / (msb + (k - 1) * msw)
@@ -280,21 +294,21 @@ def _icc_inference(n, k, ms, alpha):
     icc3k = (msb - mse) / msb
     f1 = msb / msw
     f3 = msb / mse
-    p1 = stats.f.sf(f1, df1, dfw)
-    p3 = stats.f.sf(f3, df1, dfe)
+    p1 = fdtrc(df1, dfw, f1)
+    p3 = fdtrc(df1, dfe, f3)
     q = 1 - alpha / 2
     # One-way (ICC1) and consistency (ICC3) bounds: Shrout & Fleiss (1979), cases 1 and 3.
-    f1l = f1 / stats.f.ppf(q, df1, dfw)
-    f1u = f1 * stats.f.ppf(q, dfw, df1)
-    f3l = f3 / stats.f.ppf(q, df1, dfe)
-    f3u = f3 * stats.f.ppf(q, dfe, df1)
+    f1l = f1 / _f_ppf(q, df1, dfw)
+    f1u = f1 * _f_ppf(q, dfw, df1)
+    f3l = f3 / _f_ppf(q, df1, dfe)
+    f3u = f3 * _f_ppf(q, dfe, df1)
     # Absolute agreement (ICC2): McGraw & Wong (1996), Satterthwaite dof v.
     fj = msj / mse
     vn = dfe * (k * icc2 * fj + n * (1 + (k - 1) * icc2) - k * icc2) ** 2
     vd = df1 * k**2 * icc2**2 * fj**2 + (n * (1 + (k - 1) * icc2) - k * icc2) ** 2
     v = vn / vd
-    f2u = stats.f.ppf(q, df1, v)
-    f2l = stats.f.ppf(q, v, df1)
+    f2u = _f_ppf(q, df1, v)
+    f2l = _f_ppf(q, v, df1)
     l2 = n * (msb - f2u * mse) / (f2u * (k * msj + (k * n - k - n) * mse) + n * msb)
     u2 = n * (f2l * msb - mse) / (k * msj + (k * n - k - n) * mse + n * f2l * msb)
     low = _bounds(f1l, l2, f3l, k)
@@ -315,7 +329,7 @@ def _icc_inference(n, k, ms, alpha):
 
 
 @njit(cache=True)
-def pairable_values(x):
+def _pairable_values(x):
     """The values of units with at least two values, unit by unit.
 
     Parameters
@@ -360,7 +374,7 @@ def pairable_values(x):
 
 
 @njit(cache=True)
-def interval_disagreements(values, starts):
+def _interval_disagreements(values, starts):
     """Sums ``sum_ck o_ck (c - k)^2`` and ``sum_ck n_c n_k (c - k)^2`` without the matrices.
 
     A unit with m_u values contributes its ordered pairs with weight 1 / (m_u - 1), so its
@@ -408,7 +422,7 @@ def _sum_squared_run_lengths(sorted_values):
 
 
 @njit(cache=True)
-def nominal_disagreements(values, starts):
+def _nominal_disagreements(values, starts):
     """Sums ``sum_{c != k} o_ck`` and ``sum_{c != k} n_c n_k`` (the nominal metric).
 
     Per unit: ``(m_u^2 - sum_c n_uc^2) / (m_u - 1)``; overall ``n..^2 - sum_c n_c^2``.
@@ -439,8 +453,8 @@ def krippendorff_alpha(reliability_data, *, level_of_measurement="interval"):
     ``(M_k - M_c)^2`` with ``M_g = sum_{h<g} n_h + n_g / 2``, the mid-rank of value g among
     the pairable values, so ordinal alpha is interval alpha on the average ranks of the pairable
     values (ties averaged); this is how it is computed. The matrices are never formed: the
-    sums are taken per unit in O(n.. log m) time (see :func:`interval_disagreements`,
-    :func:`nominal_disagreements`), so interval data with many distinct values cost no more
+    sums are taken per unit in O(n.. log m) time (see :func:`_interval_disagreements`,
+    :func:`_nominal_disagreements`), so interval data with many distinct values cost no more
     than Likert data.
 
     Parameters
@@ -474,22 +488,18 @@ def krippendorff_alpha(reliability_data, *, level_of_measurement="interval"):
     >>> round(krippendorff_alpha(data, level_of_measurement="interval").statistic, 3)
     0.849
     """
-    if level_of_measurement not in LEVELS_OF_MEASUREMENT:
-        allowed = ", ".join(repr(c) for c in LEVELS_OF_MEASUREMENT)
-        raise ValueError(
-            f"level_of_measurement must be one of {allowed}; got {level_of_measurement!r}"
-        )
+    check_option("level_of_measurement", level_of_measurement)
     x = _finite_matrix(reliability_data, "reliability_data")
-    values, starts = pairable_values(x)
+    values, starts = _pairable_values(x)
     n, n_units = values.size, starts.size - 1
     if n == 0:
         return AlphaResult(math.nan, math.nan, math.nan, 0, 0)
     if level_of_measurement == "nominal":
-        observed, expected = nominal_disagreements(values, starts)
+        observed, expected = _nominal_disagreements(values, starts)
     else:
         if level_of_measurement == "ordinal":
-            values = rankdata(values)
-        observed, expected = interval_disagreements(values, starts)
+            values = _rankdata(values)
+        observed, expected = _interval_disagreements(values, starts)
     d_o = observed / n
     d_e = expected / (n * (n - 1))
     statistic = 1.0 - d_o / d_e if d_e > 0 else math.nan

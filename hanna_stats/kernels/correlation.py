@@ -7,11 +7,10 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
-from scipy import special
 
-from ._options import KENDALL, METHODS, SPEARMAN, VARIANTS, validated
-from .kendall import kendall_counts, tau
-from .ranks import rankdata
+from ._options import KENDALL, SPEARMAN, check_option, validated
+from .kendall import _kendall_counts, _tau
+from .ranks import _rankdata
 
 
 class CorrelationResult(NamedTuple):
@@ -22,7 +21,7 @@ class CorrelationResult(NamedTuple):
 
 
 @njit(cache=True)
-def unit_vector(x, out):
+def _unit_vector(x, out):
     """Write ``(x - mean) / ||x - mean||`` into ``out``; return False if that is undefined.
 
     Undefined: fewer than 2 values, a constant vector (``(x == x[0]).all()``, as scipy checks) or
@@ -74,7 +73,7 @@ def unit_vector(x, out):
 
 
 @njit(cache=True)
-def clipped_dot(u, v):
+def _clipped_dot(u, v):
     """``sum u v`` clipped to ``[-1, 1]`` (the Pearson correlation of two unit vectors)."""
     total = 0.0
     for k in range(u.size):
@@ -83,29 +82,29 @@ def clipped_dot(u, v):
 
 
 @njit(cache=True)
-def statistic(x, y, method_code, variant_code):
+def _statistic(x, y, method_code, variant_code):
     """Correlation coefficient of paired NaN-free vectors; NaN when undefined.
 
-    ``method_code``: ``PEARSON``, ``SPEARMAN`` (Pearson on :func:`rankdata` average ranks) or
-    ``KENDALL`` (:func:`tau` of :func:`kendall_counts`, ``variant_code`` ``TAU_A/B/C``).
+    ``method_code``: ``PEARSON``, ``SPEARMAN`` (Pearson on average ranks) or ``KENDALL``
+    (tau of the Kendall counts, ``variant_code`` ``TAU_A/B/C``).
     """
     if method_code == KENDALL:
-        return tau(kendall_counts(x, y), variant_code)
+        return _tau(_kendall_counts(x, y), variant_code)
     if method_code == SPEARMAN:
-        x = rankdata(x)
-        y = rankdata(y)
+        x = _rankdata(x)
+        y = _rankdata(y)
     u = np.empty(x.size)
     v = np.empty(y.size)
-    if unit_vector(x, u) and unit_vector(y, v):
-        return clipped_dot(u, v)
+    if _unit_vector(x, u) and _unit_vector(y, v):
+        return _clipped_dot(u, v)
     return np.nan
 
 
 @njit(cache=True)
-def statistic_omit(x, y, method_code, variant_code):
-    """:func:`statistic` of the pairs where neither ``x`` nor ``y`` is NaN (pairwise deletion)."""
+def _statistic_omit(x, y, method_code, variant_code):
+    """:func:`_statistic` of the pairs where neither ``x`` nor ``y`` is NaN (pairwise deletion)."""
     keep = ~(np.isnan(x) | np.isnan(y))
-    return statistic(x[keep], y[keep], method_code, variant_code)
+    return _statistic(x[keep], y[keep], method_code, variant_code)
 
 
 def _pvalue(stat, cdf, sf, alternative):
@@ -118,6 +117,8 @@ def _pvalue(stat, cdf, sf, alternative):
 
 
 def _pearson_pvalue(r, n, alternative):
+    from scipy import special
+
     if n == 2:
         return np.nan if np.isnan(r) else 1.0
     a = n / 2 - 1  # (r + 1) / 2 ~ Beta(a, a)
@@ -130,6 +131,8 @@ def _pearson_pvalue(r, n, alternative):
 
 
 def _spearman_pvalue(r, n, alternative):
+    from scipy import special
+
     dof = n - 2
     with np.errstate(divide="ignore", invalid="ignore"):
         t = r * np.sqrt(max(dof / np.float64((r + 1) * (1 - r)), 0.0))
@@ -139,6 +142,8 @@ def _spearman_pvalue(r, n, alternative):
 
 
 def _kendall_pvalue(counts, alternative):
+    from scipy import special
+
     n = counts.n
     if n < 3:
         return np.nan
@@ -159,7 +164,7 @@ def correlation(
 
     - ``"pearson"``: ``r = sum (x - mx)(y - my) / sqrt(sum (x - mx)^2 sum (y - my)^2)``
       (Pearson 1896), computed on power-of-two-scaled, centred unit vectors (see
-      :func:`unit_vector`). p-value as ``scipy.stats.pearsonr``: under independent normal samples
+      :func:`_unit_vector`). p-value as ``scipy.stats.pearsonr``: under independent normal samples
       ``(r + 1) / 2`` follows Beta(n/2 - 1, n/2 - 1); for ``n == 2`` the p-value is 1.
     - ``"spearman"``: Pearson's r of the average ranks (Spearman 1904). p-value as
       ``scipy.stats.spearmanr``: ``t = r sqrt((n - 2) / ((1 + r)(1 - r)))`` against Student's t
@@ -204,15 +209,9 @@ def correlation(
     >>> round(res.statistic, 4), round(res.pvalue, 4)
     (0.6, 0.1416)
     """
-    x, y = validated(
-        {"x": x, "y": y},
-        1,
-        1,
-        method=method,
-        variant=variant,
-        nan_policy=nan_policy,
-        alternative=alternative,
-    )
+    method_code = check_option("method", method)
+    variant_code = check_option("variant", variant)
+    x, y = validated({"x": x, "y": y}, 1, 1, nan_policy=nan_policy, alternative=alternative)
     missing = np.isnan(x) | np.isnan(y)
     if missing.any():
         if nan_policy == "raise":
@@ -222,11 +221,11 @@ def correlation(
             return CorrelationResult(np.nan, np.nan)
         x, y = x[~missing], y[~missing]
     if method == "kendall":
-        counts = kendall_counts(x, y)
-        stat = tau(counts, VARIANTS.index(variant))
+        counts = _kendall_counts(x, y)
+        stat = _tau(counts, variant_code)
         pvalue = np.nan if np.isnan(stat) else _kendall_pvalue(counts, alternative)
     else:
-        stat = statistic(x, y, METHODS.index(method), VARIANTS.index(variant))
+        stat = _statistic(x, y, method_code, variant_code)
         pvalue = (_pearson_pvalue if method == "pearson" else _spearman_pvalue)(
             stat, x.size, alternative
         )

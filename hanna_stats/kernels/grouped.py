@@ -14,10 +14,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from ._options import KENDALL, METHODS, SPEARMAN, VARIANTS, code, validated
-from .correlation import statistic, statistic_omit, unit_vector
-from .kendall import counts_from_sign_sums, tau, tie_stats
-from .ranks import rankdata
+from ._options import KENDALL, SPEARMAN, check_option, check_options, validated
+from .correlation import _statistic, _statistic_omit, _unit_vector
+from .kendall import _counts_from_sign_sums, _tau, _tie_stats
+from .ranks import _rankdata
 
 #: Kendall uses per-vector pair signs (one byte per pair of systems) on groups of up to
 #: SIGN_VECTOR_MAX_N systems when they take at most SIGN_VECTOR_MAX_BYTES; otherwise it counts
@@ -62,7 +62,7 @@ def _prepare(X, method_code, signs):
 
     Returns ``(units, signs, ties, state)``: for Pearson/Spearman ``units`` (G, M, S) holds the
     unit vectors (of the ranks for Spearman); for Kendall with ``signs``, ``signs`` (G, M, P)
-    holds the ``P = S (S - 1) / 2`` pair signs and ``ties`` (G, M, 4) the :func:`tie_stats`;
+    holds the ``P = S (S - 1) / 2`` pair signs and ``ties`` (G, M, 4) the tie statistics;
     ``state`` (G, M) is ``_OK``, ``_UNDEFINED`` or ``_HAS_NAN``. Unused arrays are empty.
     """
     measures, groups, n = X.shape
@@ -78,7 +78,7 @@ def _prepare(X, method_code, signs):
             if np.isnan(x.sum()) and np.isnan(x).any():  # the sum screens without allocating
                 state[g, m] = _HAS_NAN
             elif not kendall:
-                if not unit_vector(rankdata(x) if method_code == SPEARMAN else x, units[g, m]):
+                if not _unit_vector(_rankdata(x) if method_code == SPEARMAN else x, units[g, m]):
                     state[g, m] = _UNDEFINED
             elif n < 2 or (x == x[0]).all():
                 state[g, m] = _UNDEFINED
@@ -88,7 +88,7 @@ def _prepare(X, method_code, signs):
                     for j in range(i + 1, n):
                         sign_vectors[g, m, p] = np.int8(x[j] > x[i]) - np.int8(x[j] < x[i])
                         p += 1
-                distinct, tied_pairs, v1, v2 = tie_stats(x, False)
+                distinct, tied_pairs, v1, v2 = _tie_stats(x, False)
                 ties[g, m, 0] = distinct
                 ties[g, m, 1] = tied_pairs
                 ties[g, m, 2] = v1
@@ -108,7 +108,7 @@ def _tau_from_signs(signs_a, signs_b, ties_a, ties_b, g, i, j, n, variant_code):
         q += p * p
     ta = (np.int64(ties_a[g, i, 0]), np.int64(ties_a[g, i, 1]), ties_a[g, i, 2], ties_a[g, i, 3])
     tb = (np.int64(ties_b[g, j, 0]), np.int64(ties_b[g, j, 1]), ties_b[g, j, 2], ties_b[g, j, 3])
-    return tau(counts_from_sign_sums(n, s, q, ta, tb), variant_code)
+    return _tau(_counts_from_sign_sums(n, s, q, ta, tb), variant_code)
 
 
 @njit(cache=True, parallel=True)
@@ -144,9 +144,9 @@ def _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, om
             elif signs_a.shape[2]:
                 r = _tau_from_signs(signs_a, signs_b, ties_a, ties_b, g, i, j, n, variant_code)
             else:
-                r = statistic(A[i, g], B[j, g], method_code, variant_code)
+                r = _statistic(A[i, g], B[j, g], method_code, variant_code)
         elif omit and a != _UNDEFINED and b != _UNDEFINED:
-            r = statistic_omit(A[i, g], B[j, g], method_code, variant_code)
+            r = _statistic_omit(A[i, g], B[j, g], method_code, variant_code)
         R[g, i, j] = r
         if symmetric:
             R[g, j, i] = r
@@ -154,43 +154,8 @@ def _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, om
 
 
 @njit(cache=True)
-def group_correlations(A, B, method, variant, omit):
-    """Correlation of every measure pair within every group.
-
-    ``R[g, i, j]`` is the correlation across systems of ``A[i, g, :]`` and ``B[j, g, :]``,
-    computed from per-vector preparations shared by all pairs:
-
-    - Pearson: the centred unit vectors ``u`` of :func:`unit_vector`; ``r = u_a . u_b``.
-    - Spearman: the same on average ranks (:func:`rankdata`).
-    - Kendall, groups of up to ``SIGN_VECTOR_MAX_N`` systems (and signs of at most
-      ``SIGN_VECTOR_MAX_BYTES``): the pair signs
-      ``s[p] = sign(x[j] - x[i])`` over the ``n (n - 1) / 2`` pairs ``i < j``;
-      ``C - D = sum s_a s_b`` and ``C + D = sum (s_a s_b)^2`` give the
-      :class:`KendallCounts` together with each vector's :func:`tie_stats`, and
-      :func:`tau_from_counts` gives the variant. Longer groups: :func:`kendall_counts` per pair.
-
-    A vector that is constant (or, for Pearson, has an infinite value) makes its cells NaN. A
-    vector with NaN makes its cells NaN, unless ``omit``: then the pair is correlated on the
-    systems where both vectors have values (pairwise deletion), NaN if that is undefined. Each
-    cell is computed by one thread alone, so results do not depend on the thread count.
-
-    Parameters
-    ----------
-    A : ndarray of float64, shape (Ma, G, S), C-contiguous
-    B : ndarray of float64, shape (Mb, G, S), C-contiguous
-        When ``B is A`` (the same object) only the cells ``i <= j`` are computed and mirrored.
-    method : {"pearson", "spearman", "kendall"}
-    variant : {"a", "b", "c"}
-        Kendall variant.
-    omit : bool
-        Pairwise deletion of NaN observations.
-
-    Returns
-    -------
-    ndarray of float64, shape (G, Ma, Mb)
-    """
-    symmetric = A is B
-    method_code = code(method, METHODS)
+def _group_correlations(A, B, symmetric, method_code, variant_code, omit):
+    """:func:`group_correlations` of validated cubes, with integer option codes."""
     n = A.shape[2]
     measures = A.shape[0] + (0 if symmetric else B.shape[0])
     signs = (
@@ -198,34 +163,126 @@ def group_correlations(A, B, method, variant, omit):
     )
     prepared_a = _prepare(A, method_code, signs)
     prepared_b = prepared_a if symmetric else _prepare(B, method_code, signs)
-    return _fill(
-        A, B, prepared_a, prepared_b, symmetric, method_code, code(variant, VARIANTS), omit
+    return _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, omit)
+
+
+def correlations_of_cubes(A, B, method, variant, omit):
+    """:func:`group_correlations` of validated C-contiguous float64 cubes (``B is A`` for the
+    symmetric matrix), options already checked."""
+    return _group_correlations(
+        A, B, A is B, check_option("method", method), check_option("variant", variant), omit
     )
 
 
-@njit(cache=True)
-def aggregate_groups(R, omit):
-    """Mean over groups of per-group correlations ``R`` (G, Ma, Mb), skipping NaN groups.
+def group_correlations(A, B=None, *, method="kendall", variant="b", nan_policy="omit"):
+    """Correlation of every measure pair within every group.
 
-    Returns ``(statistic, n_groups, n_skipped)``: the mean of the non-NaN ``R[:, i, j]`` (summed
-    in group order), the number of those groups and the number of NaN groups. The mean is NaN
-    when no group is valid, and also when any group is NaN unless ``omit``.
+    ``R[g, i, j]`` is the correlation across systems of ``A[i, g, :]`` and ``B[j, g, :]``,
+    computed from per-vector preparations shared by all pairs:
+
+    - Pearson: the centred unit vectors ``u`` (power-of-two scaled, see
+      :func:`~hanna_stats.kernels.correlation`); ``r = u_a . u_b``.
+    - Spearman: the same on average ranks (:func:`~hanna_stats.kernels.rankdata`).
+    - Kendall, groups of up to ``SIGN_VECTOR_MAX_N`` systems (and signs of at most
+      ``SIGN_VECTOR_MAX_BYTES``): the pair signs
+      ``s[p] = sign(x[j] - x[i])`` over the ``n (n - 1) / 2`` pairs ``i < j``;
+      ``C - D = sum s_a s_b`` and ``C + D = sum (s_a s_b)^2`` give the
+      :class:`~hanna_stats.kernels.KendallCounts` together with each vector's tie statistics,
+      and :func:`~hanna_stats.kernels.tau_from_counts` gives the variant. Longer groups:
+      :func:`~hanna_stats.kernels.kendall_counts` per pair.
+
+    A vector that is constant (or, for Pearson, has an infinite value) makes its cells NaN. A
+    vector with NaN makes its cells NaN, unless ``nan_policy="omit"``: then the pair is
+    correlated on the systems where both vectors have values (pairwise deletion), NaN if that is
+    undefined. Each cell is computed by one thread alone, so results do not depend on the thread
+    count.
+
+    Parameters
+    ----------
+    A : array_like of float, shape (Ma, G, S)
+    B : array_like of float, shape (Mb, G, S), optional
+        Defaults to ``A``: only the cells ``i <= j`` are computed and mirrored.
+    method : {"pearson", "spearman", "kendall"}
+    variant : {"a", "b", "c"}
+        Kendall variant.
+    nan_policy : {"omit", "propagate", "raise"}
+        ``"omit"``: pairwise deletion of NaN observations; ``"propagate"``: NaN; ``"raise"``:
+        :class:`UndefinedCorrelationError` for the first undefined cell (i, j, group).
+
+    Returns
+    -------
+    ndarray of float64, shape (G, Ma, Mb)
+
+    Raises
+    ------
+    ValueError
+        For an invalid argument.
+    UndefinedCorrelationError
+        With ``nan_policy="raise"``, for an undefined cell.
+
+    Examples
+    --------
+    >>> A = [[[1.0, 2.0, 3.0], [3.0, 1.0, 2.0]]]
+    >>> B = [[[1.0, 3.0, 2.0], [3.0, 2.0, 1.0]]]
+    >>> group_correlations(A, B, method="kendall")[:, 0, 0].round(4).tolist()
+    [0.3333, 0.3333]
+    >>> group_correlations(A, B, method="spearman")[:, 0, 0].round(4).tolist()
+    [0.5, 0.5]
     """
-    groups, measures_a, measures_b = R.shape
-    total = np.zeros((measures_a, measures_b))
-    n_groups = np.zeros((measures_a, measures_b), dtype=np.int64)
-    for g in range(groups):
-        for i in range(measures_a):
-            for j in range(measures_b):
-                if not np.isnan(R[g, i, j]):
-                    total[i, j] += R[g, i, j]
-                    n_groups[i, j] += 1
-    n_skipped = groups - n_groups
-    mean = np.full((measures_a, measures_b), np.nan)
-    for i in range(measures_a):
-        for j in range(measures_b):
-            if n_groups[i, j] > 0 and (omit or n_skipped[i, j] == 0):
-                mean[i, j] = total[i, j] / n_groups[i, j]
+    arrays = {"A": A} if B is None else {"A": A, "B": B}
+    options = {"method": method, "variant": variant, "nan_policy": nan_policy}
+    method_code, variant_code, _ = check_options(**options)
+    cubes = validated(arrays, 3, 2)
+    symmetric = cubes[0] is cubes[-1]
+    R = _group_correlations(
+        cubes[0], cubes[-1], symmetric, method_code, variant_code, nan_policy == "omit"
+    )
+    if nan_policy == "raise" and np.isnan(R).any():
+        raise _undefined_error(R, cubes, None)
+    return R
+
+
+def aggregate_groups(R, *, nan_policy="omit"):
+    """Mean over groups of per-group correlations, skipping undefined (NaN) groups.
+
+    .. math:: \\bar r_{ij} = \\frac{1}{|V_{ij}|} \\sum_{g \\in V_{ij}} R_{gij},
+        \\quad V_{ij} = \\{g : R_{gij} \\text{ not NaN}\\},
+
+    summed in group order. The mean is NaN when no group is valid, and also when any group is
+    NaN unless ``nan_policy="omit"`` (``"propagate"`` and ``"raise"`` both give NaN here).
+
+    Parameters
+    ----------
+    R : array_like of float, shape (G, Ma, Mb)
+    nan_policy : {"omit", "propagate", "raise"}
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(statistic, n_groups, n_skipped)``, each (Ma, Mb): the mean (float64), the number of
+        valid groups and of NaN groups (int64).
+
+    Examples
+    --------
+    >>> mean, n_groups, n_skipped = aggregate_groups([[[0.5]], [[float("nan")]], [[0.1]]])
+    >>> mean.round(3).tolist(), n_groups.tolist(), n_skipped.tolist()
+    ([[0.3]], [[2]], [[1]])
+    """
+    check_option("nan_policy", nan_policy)
+    (R,) = validated({"R": R}, 3, 0)
+    return _aggregate(R, nan_policy == "omit")
+
+
+def _aggregate(R, omit):
+    valid = ~np.isnan(R)
+    total = np.zeros(R.shape[1:])
+    for g in range(R.shape[0]):  # group order, as a plain loop would sum
+        total += np.where(valid[g], R[g], 0.0)
+    n_groups = valid.sum(axis=0, dtype=np.int64)
+    n_skipped = R.shape[0] - n_groups
+    keep = (n_groups > 0) & (omit | (n_skipped == 0))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(keep, total / np.maximum(n_groups, 1), np.nan)
     return mean, n_groups, n_skipped
 
 
@@ -249,6 +306,7 @@ def at_level(X, level, omit):
 
 
 def _undefined_error(R, cubes, level):
+    where = "" if level is None else f" at level {level!r}"
     names = ("A", "B") if len(cubes) == 2 else ("A", "A")
     i, j, g = (int(k) for k in np.argwhere(np.isnan(R.transpose(1, 2, 0)))[0])
     reasons = []
@@ -260,8 +318,8 @@ def _undefined_error(R, cubes, level):
         elif np.isinf(x).any():
             reasons.append(f"{name}[{k}] has infinite values")
     return UndefinedCorrelationError(
-        f"correlation of {names[0]}[{i}] and {names[1]}[{j}] is undefined in group {g} at level "
-        f"{level!r}: {' and '.join(reasons)} (nan_policy='raise')",
+        f"correlation of {names[0]}[{i}] and {names[1]}[{j}] is undefined in group {g}{where}: "
+        f"{' and '.join(reasons)} (nan_policy='raise')",
         i,
         j,
         g,
@@ -324,7 +382,6 @@ def level_correlation(A, B=None, *, level="item", method="kendall", variant="b",
 
     Examples
     --------
-    >>> import numpy as np
     >>> A = np.array([[[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]], [[3.0, 1.0, 2.0], [1.0, 2.0, 3.0]]])
     >>> res = level_correlation(A, method="kendall")
     >>> res.statistic.round(4).tolist(), res.n_groups.tolist()
@@ -332,9 +389,11 @@ def level_correlation(A, B=None, *, level="item", method="kendall", variant="b",
     """
     arrays = {"A": A} if B is None else {"A": A, "B": B}
     options = {"level": level, "method": method, "variant": variant, "nan_policy": nan_policy}
+    _, method_code, variant_code, _ = check_options(**options)
     omit = nan_policy == "omit"
-    cubes = [at_level(X, level, omit) for X in validated(arrays, 3, 2, **options)]
-    R = group_correlations(cubes[0], cubes[-1], method, variant, omit)
+    cubes = [at_level(X, level, omit) for X in validated(arrays, 3, 2)]
+    symmetric = cubes[0] is cubes[-1]
+    R = _group_correlations(cubes[0], cubes[-1], symmetric, method_code, variant_code, omit)
     if nan_policy == "raise" and np.isnan(R).any():
         raise _undefined_error(R, cubes, level)
-    return LevelCorrelationResult(*aggregate_groups(R, omit))
+    return LevelCorrelationResult(*_aggregate(R, omit))

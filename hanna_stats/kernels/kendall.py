@@ -8,8 +8,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ._options import TAU_A, TAU_B, TAU_C, VARIANTS, code
-from .ranks import merge_sort
+from ._options import TAU_A, TAU_B, TAU_C, VARIANTS, check_option, validated
+from .ranks import _merge_sort
 
 #: Vectors up to this length are counted by the direct O(n^2) loop over pairs, longer ones by
 #: Knight's O(n log n) merge sort (measured crossover: 16 values without ties, 40 with many).
@@ -41,7 +41,7 @@ class KendallCounts(NamedTuple):
 
 
 @njit(cache=True)
-def tie_stats(x, is_sorted=True):
+def _tie_stats(x, is_sorted=True):
     """Tie structure of a 1-D array.
 
     Returns ``(distinct, tied_pairs, v1, v2)``: the number of distinct values, the number of
@@ -79,8 +79,8 @@ def tie_stats(x, is_sorted=True):
 
 
 @njit(cache=True)
-def counts_from_sign_sums(n, s, q, x_ties, y_ties):
-    """:class:`KendallCounts` from ``s = C - D``, ``q = C + D`` and each vector's :func:`tie_stats`.
+def _counts_from_sign_sums(n, s, q, x_ties, y_ties):
+    """:class:`KendallCounts` from ``s = C - D``, ``q = C + D`` and each vector's tie stats.
 
     Over the pairs ``i < j``, with ``sx = sign(x[j] - x[i])`` and ``sy = sign(y[j] - y[i])``:
     ``s = sum sx sy`` and ``q = sum (sx sy)^2``; the tied pairs of each vector come from
@@ -116,19 +116,19 @@ def _counts_quadratic(x, y):
             )
             s += p
             q += p * p
-    return counts_from_sign_sums(n, s, q, tie_stats(x, False), tie_stats(y, False))
+    return _counts_from_sign_sums(n, s, q, _tie_stats(x, False), _tie_stats(y, False))
 
 
 @njit(cache=True)
 def _counts_mergesort(x, y):
     # Knight (1966): order the pairs by (x, y); the discordant pairs are then the strict
     # inversions of y, counted while merge-sorting y. Work memory: copies of x and y, and the
-    # two scratch arrays of merge_sort (4 n float64, twice the input).
+    # two scratch arrays of _merge_sort (4 n float64, twice the input).
     n = x.size
     xs = x.copy()
     ys = y.copy()
-    merge_sort(xs, ys)
-    x_ties = tie_stats(xs, True)
+    _merge_sort(xs, ys)
+    x_ties = _tie_stats(xs, True)
     # Within each run of equal x, order y ascending and count the pairs tied in both.
     xy_pairs = 0
     start = 0
@@ -137,16 +137,15 @@ def _counts_mergesort(x, y):
         while stop < n and xs[stop] == xs[start]:
             stop += 1
         if stop - start > 1:
-            merge_sort(ys[start:stop], xs[start:stop])  # xs is constant there
-            xy_pairs += tie_stats(ys[start:stop], True)[1]
+            _merge_sort(ys[start:stop], xs[start:stop])  # xs is constant there
+            xy_pairs += _tie_stats(ys[start:stop], True)[1]
         start = stop
-    discordant = merge_sort(ys, xs)
-    y_ties = tie_stats(ys, True)
+    discordant = _merge_sort(ys, xs)
+    y_ties = _tie_stats(ys, True)
     untied = n * (n - 1) // 2 - x_ties[1] - y_ties[1] + xy_pairs  # C + D
-    return counts_from_sign_sums(n, untied - 2 * discordant, untied, x_ties, y_ties)
+    return _counts_from_sign_sums(n, untied - 2 * discordant, untied, x_ties, y_ties)
 
 
-@njit(cache=True)
 def kendall_counts(x, y):
     """Kendall's sufficient statistics of two paired 1-D float64 arrays (no NaN).
 
@@ -158,7 +157,7 @@ def kendall_counts(x, y):
 
     Parameters
     ----------
-    x, y : ndarray of float64, shape (n,)
+    x, y : array_like of float, shape (n,)
         Paired observations without NaN.
 
     Returns
@@ -166,20 +165,32 @@ def kendall_counts(x, y):
     KendallCounts
         Concordant, discordant and tied pair counts, distinct values and tie sums.
 
+    Raises
+    ------
+    ValueError
+        If ``x`` and ``y`` are not 1-D arrays of the same length without NaN.
+
     Examples
     --------
-    >>> import numpy as np
-    >>> c = kendall_counts(np.array([1.0, 2.0, 3.0]), np.array([1.0, 3.0, 2.0]))
+    >>> c = kendall_counts([1.0, 2.0, 3.0], [1.0, 3.0, 2.0])
     >>> (c.concordant, c.discordant, c.x_ties, c.y_ties, c.xy_ties)
     (2, 1, 0, 0, 0)
     """
+    x, y = validated({"x": x, "y": y}, 1, 1)
+    if np.isnan(x).any() or np.isnan(y).any():
+        raise ValueError("x and y must not contain NaN (drop the incomplete pairs first)")
+    return _kendall_counts(x, y)
+
+
+@njit(cache=True)
+def _kendall_counts(x, y):
+    """:func:`kendall_counts` of NaN-free float64 vectors of equal length."""
     if x.size <= QUADRATIC_MAX_N:
         return _counts_quadratic(x, y)
     return _counts_mergesort(x, y)
 
 
-@njit(cache=True)
-def tau_from_counts(counts, variant):
+def tau_from_counts(counts, *, variant="b"):
     """Kendall's tau from :class:`KendallCounts`, for every variant.
 
     With ``n0 = n (n - 1) / 2``, ``n1``/``n2`` the pairs tied in x/y (including joint ties),
@@ -200,12 +211,26 @@ def tau_from_counts(counts, variant):
     Returns
     -------
     float
+
+    Raises
+    ------
+    ValueError
+        If ``counts`` is not a :class:`KendallCounts` or ``variant`` is unknown.
+
+    Examples
+    --------
+    >>> counts = kendall_counts([1.0, 2.0, 2.0, 3.0], [1.0, 3.0, 2.0, 2.0])
+    >>> round(tau_from_counts(counts, variant="a"), 4), round(tau_from_counts(counts), 4)
+    (0.3333, 0.4)
     """
-    return tau(counts, code(variant, VARIANTS))
+    code = check_option("variant", variant, VARIANTS)
+    if not isinstance(counts, KendallCounts):
+        raise ValueError(f"counts must be a KendallCounts; got {type(counts).__name__}")
+    return float(_tau(counts, code))
 
 
 @njit(cache=True)
-def tau(counts, variant_code):
+def _tau(counts, variant_code):
     """:func:`tau_from_counts` with the variant as its code ``TAU_A``, ``TAU_B`` or ``TAU_C``."""
     n = counts.n
     n0 = n * (n - 1) // 2
@@ -222,5 +247,5 @@ def tau(counts, variant_code):
         m = min(counts.x_distinct, counts.y_distinct)
         value = 2.0 * s / (float(n) * n * (m - 1) / m)
     else:
-        raise ValueError("variant must be 'a', 'b' or 'c'")
+        return np.nan
     return min(1.0, max(-1.0, value))

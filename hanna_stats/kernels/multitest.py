@@ -4,48 +4,30 @@ Bonferroni. NaN-aware: a NaN p-value stays NaN and is not counted in the family.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-METHODS = ("bh", "by", "holm", "bonferroni")
-_BH, _BY, _HOLM, _BONFERRONI = 0, 1, 2, 3
+from ._options import CORRECTIONS, as_float_array, check_option
+
+#: Kept for callers of the former name.
+METHODS = CORRECTIONS
 
 
-@njit(cache=True)
-def _adjust_sorted(p, method_code):
+def _adjust_sorted(p, method):
     """Adjusted values of the ascending p-values ``p`` (no NaN), in the same order."""
     m = p.size
-    out = np.empty(m)
     if m == 0:
-        return out
-    if method_code == _BONFERRONI:
-        for i in range(m):
-            out[i] = min(1.0, p[i] * m)
-    elif method_code == _HOLM:  # step-down: running maximum of p_(i) (m - i + 1)
-        running = 0.0
-        for i in range(m):
-            running = max(running, p[i] * (m - i))
-            out[i] = min(1.0, running)
-    else:  # step-up: running minimum from the largest of p_(i) m c(m) / i
-        c = 1.0
-        if method_code == _BY:
-            c = 0.0
-            for i in range(1, m + 1):
-                c += 1.0 / i
-        running = np.inf
-        for i in range(m - 1, -1, -1):
-            running = min(running, p[i] / ((i + 1) / m / c))
-            out[i] = min(1.0, running)
-    return out
-
-
-@njit(cache=True)
-def _adjust(p, method_code):
-    valid = np.flatnonzero(~np.isnan(p))
-    order = valid[np.argsort(p[valid], kind="mergesort")]
-    adjusted = _adjust_sorted(p[order], method_code)
-    out = np.full(p.size, np.nan)
-    out[order] = adjusted
-    return out
+        return np.empty(0)
+    if method == "bonferroni":
+        return np.minimum(1.0, p * m)
+    if method == "holm":  # step-down: running maximum of p_(i) (m - i + 1)
+        return np.minimum(1.0, np.maximum.accumulate(p * (m - np.arange(m))))
+    # Step-up: running minimum from the largest of p_(i) m c(m) / i.
+    c = 1.0
+    if method == "by":
+        c = 0.0
+        for i in range(1, m + 1):  # in this order, as the harmonic number is usually summed
+            c += 1.0 / i
+    scaled = p / ((np.arange(m) + 1) / m / c)
+    return np.minimum(1.0, np.minimum.accumulate(scaled[::-1])[::-1])
 
 
 def adjust_pvalues(pvalues, *, method="bh"):
@@ -99,15 +81,12 @@ def adjust_pvalues(pvalues, *, method="bh"):
     >>> adjust_pvalues([0.01, 0.04, 0.03], method="holm").round(2).tolist()
     [0.03, 0.06, 0.06]
     """
-    if method not in METHODS:
-        allowed = ", ".join(repr(m) for m in METHODS)
-        raise ValueError(f"method must be one of {allowed}; got {method!r}")
-    try:
-        p = np.ascontiguousarray(pvalues, dtype=np.float64)
-    except (TypeError, ValueError) as error:
-        raise ValueError(f"pvalues must be an array of real numbers ({error})") from None
-    if p.ndim != 1:
-        raise ValueError(f"pvalues must be one-dimensional; got shape {p.shape}")
+    check_option("method", method, CORRECTIONS)
+    p = as_float_array("pvalues", pvalues, 1)
     if ((p < 0) | (p > 1)).any():
         raise ValueError("pvalues must lie in [0, 1] (or be NaN)")
-    return _adjust(p, METHODS.index(method))
+    valid = np.flatnonzero(~np.isnan(p))
+    order = valid[np.argsort(p[valid], kind="mergesort")]
+    out = np.full(p.size, np.nan)
+    out[order] = _adjust_sorted(p[order], method)
+    return out

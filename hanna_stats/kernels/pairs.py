@@ -1,18 +1,21 @@
 """Paired bootstrap comparison of systems (Koehn, 2004) for many measures at once, and the
 weighted F1 agreement of the resulting pair labels.
 
-One matrix of resampled input indices, drawn once by the caller from a seeded
-:class:`numpy.random.Generator`, is shared by every measure, so the measures are compared on the
-same resamples and the counts do not depend on the thread count.
+One matrix of resampled input indices, drawn once from a seeded
+:class:`numpy.random.Generator` (or passed in by the caller), is shared by every measure, so the
+measures are compared on the same resamples and the counts do not depend on the thread count.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit, prange
+
+from ._options import as_float_array, check_count, check_indices, check_seed
 
 
 class PairedBootstrapResult(NamedTuple):
@@ -36,15 +39,12 @@ def system_pairs(systems):
     return np.ascontiguousarray(np.stack([s1, s2], axis=1), dtype=np.int64)
 
 
-@njit(cache=True)
-def resample_counts(indices, inputs):
-    """Multiplicity ``counts[b, g]`` of input g in resample b; shape (B, inputs), int64."""
-    resamples, draws = indices.shape
-    counts = np.zeros((resamples, inputs), dtype=np.int64)
-    for b in range(resamples):
-        for k in range(draws):
-            counts[b, indices[b, k]] += 1
-    return counts
+def multiplicities(indices, n):
+    """Counts (K, n) float64 of each of ``n`` items in each row of ``indices`` (K, n')."""
+    indices = np.asarray(indices, dtype=np.int64)
+    rows = indices.shape[0]
+    flat = (indices + n * np.arange(rows)[:, None]).ravel()
+    return np.bincount(flat, minlength=rows * n).reshape(rows, n).astype(np.float64)
 
 
 @njit(cache=True, parallel=True)
@@ -54,9 +54,8 @@ def _resample_sums(XT, counts):
     sums = np.zeros((resamples, columns))
     for b in prange(resamples):
         for g in range(inputs):
-            c = counts[b, g]
-            if c > 0:
-                weight = np.float64(c)
+            weight = counts[b, g]
+            if weight > 0.0:
                 for k in range(columns):
                     sums[b, k] += weight * XT[g, k]
     return sums
@@ -88,7 +87,7 @@ def bootstrap_wins(X, indices, pairs):
     """Win counts of every system pair on every resample, for every measure.
 
     For measure m and resample b the score of system s is
-    ``sum_g counts[b, g] X[m, g, s]`` (``counts`` from :func:`resample_counts`), accumulated
+    ``sum_g counts[b, g] X[m, g, s]`` (``counts`` from :func:`multiplicities`), accumulated
     over g ascending for every (measure, system) column alike: identical columns give identical
     sums and tie exactly, and each sum is computed by one thread in a fixed order, whatever the
     thread count. Comparing sums is comparing means (each has G draws). A NaN among the drawn
@@ -108,7 +107,7 @@ def bootstrap_wins(X, indices, pairs):
     measures, inputs, systems = X.shape
     # (G, M S): one resample's sums of all measures and systems are one vectorised row update.
     XT = np.ascontiguousarray(X.transpose(1, 0, 2).reshape(inputs, measures * systems))
-    sums = _resample_sums(XT, resample_counts(indices, inputs))
+    sums = _resample_sums(XT, multiplicities(indices, inputs))
     return _count_wins(sums, measures, systems, pairs)
 
 
@@ -130,7 +129,7 @@ def pair_labels(wins, threshold):
     return labels
 
 
-def paired_bootstrap(X, indices, *, alpha=0.05):
+def paired_bootstrap(X, indices=None, *, resamples=1000, seed=0, alpha=0.05):
     """Paired bootstrap comparison of every pair of systems, for every measure.
 
     For each measure and each pair of systems (s1, s2), each of the B resamples of the inputs
@@ -144,9 +143,14 @@ def paired_bootstrap(X, indices, *, alpha=0.05):
     ----------
     X : array_like of float, shape (M, G, S)
         Scores of M measures on G inputs for S systems.
-    indices : array_like of int, shape (B, G)
-        Resampled input indices in [0, G), drawn once and shared by all measures, e.g.
-        ``numpy.random.default_rng(seed).integers(0, G, size=(B, G))``.
+    indices : array_like of int, shape (B, D), optional
+        Resampled input indices in [0, G), shared by all measures (usually D = G). Default:
+        ``numpy.random.default_rng(seed).integers(0, G, size=(resamples, G))``.
+    resamples : int
+        Number of resamples B, in [1, 1,000,000] (ignored when ``indices`` is given).
+    seed : int, numpy.random.Generator or None
+        Seed of the draw: an int in [0, 2**63), a Generator (advanced by the draw) or None
+        (ignored when ``indices`` is given).
     alpha : float
         In (0, 0.5): the confidence ``1 - alpha`` must exceed 1/2, or both systems of a pair
         could win "with confidence".
@@ -160,6 +164,11 @@ def paired_bootstrap(X, indices, *, alpha=0.05):
     ValueError
         Naming the argument with a wrong shape or value.
 
+    Notes
+    -----
+    Results do not depend on the thread count: each resample's sums are computed by one thread
+    in a fixed order.
+
     References
     ----------
     Koehn, P. (2004). Statistical significance tests for machine translation evaluation. EMNLP.
@@ -167,21 +176,20 @@ def paired_bootstrap(X, indices, *, alpha=0.05):
     Examples
     --------
     >>> X = np.array([[[1.0, 2.0, 1.0], [2.0, 3.0, 2.0], [3.0, 1.0, 3.0]]])
+    >>> res = paired_bootstrap(X, resamples=100, seed=0)
+    >>> res.pairs.tolist(), res.wins[0, 1].tolist(), res.threshold
+    ([[0, 1], [0, 2], [1, 2]], [0, 0], 95)
     >>> idx = np.random.default_rng(0).integers(0, 3, size=(100, 3))
-    >>> res = paired_bootstrap(X, idx)
-    >>> res.pairs.tolist(), res.wins[0, 1].tolist()
-    ([[0, 1], [0, 2], [1, 2]], [0, 0])
+    >>> bool((paired_bootstrap(X, idx).wins == res.wins).all())
+    True
     """
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    if X.ndim != 3:
-        raise ValueError(f"X must have shape (measures, inputs, systems); got {X.shape}")
-    indices = np.ascontiguousarray(indices)
-    if indices.ndim != 2 or indices.shape[1] == 0 or not np.issubdtype(indices.dtype, np.integer):
-        raise ValueError(f"indices must be a 2-D integer array (resamples, draws); got {indices}")
-    indices = indices.astype(np.int64, copy=False)
-    if indices.min(initial=0) < 0 or indices.max(initial=0) >= X.shape[1]:
-        raise ValueError(f"indices must lie in [0, {X.shape[1]}) (the inputs of X)")
-    if not 0.0 < alpha < 0.5:
+    X = as_float_array("X", X, 3)
+    if indices is None:
+        resamples = check_count("resamples", resamples)
+        inputs = X.shape[1]
+        indices = check_seed(seed).integers(0, inputs, size=(resamples, inputs))
+    indices = check_indices("indices", indices, X.shape[1])
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0.0 < alpha < 0.5:
         # With 1 - alpha > 1/2 the threshold exceeds B / 2, so at most one system reaches it.
         raise ValueError(f"alpha must lie in (0, 0.5) so that a winner is unique; got {alpha!r}")
     pairs = system_pairs(X.shape[2])
@@ -190,33 +198,21 @@ def paired_bootstrap(X, indices, *, alpha=0.05):
     return PairedBootstrapResult(pairs, wins, pair_labels(wins, threshold), threshold)
 
 
-@njit(cache=True)
 def _weighted_f1(y_true, y_pred, labels):
-    rows, n = y_true.shape
-    cols = y_pred.shape[0]
-    out = np.empty((rows, cols))
-    true_count = np.zeros(labels, dtype=np.int64)
-    pred_count = np.zeros(labels, dtype=np.int64)
-    hits = np.zeros(labels, dtype=np.int64)
-    for i in range(rows):
-        for j in range(cols):
-            true_count[:] = 0
-            pred_count[:] = 0
-            hits[:] = 0
-            for k in range(n):
-                t = y_true[i, k]
-                p = y_pred[j, k]
-                true_count[t] += 1
-                pred_count[p] += 1
-                if t == p:
-                    hits[t] += 1
-            total = 0.0
-            for label in range(labels):
-                if true_count[label] > 0:
-                    f1 = 2.0 * hits[label] / (true_count[label] + pred_count[label])
-                    total += f1 * true_count[label]
-            out[i, j] = total / n
-    return out
+    """(R, C) weighted F1 of each row of ``y_true`` against each row of ``y_pred``."""
+    n = y_true.shape[1]
+    eye = np.eye(labels, dtype=np.int64)
+    true_count = eye[y_true].sum(axis=1)  # (R, L)
+    pred_count = eye[y_pred].sum(axis=1)  # (C, L)
+    # hits[i, j, l]: items labelled l in both row i of y_true and row j of y_pred.
+    hits = np.einsum("ikl,jkl->ijl", eye[y_true], eye[y_pred])
+    denominator = true_count[:, None, :] + pred_count[None, :, :]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        f1 = np.where(true_count[:, None, :] > 0, 2.0 * hits / denominator, 0.0)
+    total = np.zeros(hits.shape[:2])
+    for label in range(labels):  # in label order, as the sum is defined
+        total += f1[:, :, label] * true_count[:, None, label]
+    return total / n
 
 
 def weighted_f1(y_true, y_pred):

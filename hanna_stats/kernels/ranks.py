@@ -1,16 +1,18 @@
-"""Sorting with inversion count, sort order and average ranks."""
+"""Sorting with inversion count, sort order, and ranks with a tie rule."""
 
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-#: merge_sort first sorts runs of this many elements by insertion, in place.
+from ._options import TIE_RULES, as_float_array, check_option
+
+#: _merge_sort first sorts runs of this many elements by insertion, in place.
 INSERTION_RUN = 16
 
 
 @njit(cache=True)
-def merge_sort(keys, payload):
+def _merge_sort(keys, payload):
     """Sort ``keys`` ascending in place (stable), permuting ``payload`` alike.
 
     Runs of ``INSERTION_RUN`` elements are sorted by insertion, then merged bottom-up with a
@@ -80,65 +82,18 @@ def merge_sort(keys, payload):
 
 
 @njit(cache=True)
-def sort_order(x):
+def _sort_order(x):
     """Sorted copy of ``x`` and the stable permutation that sorts it (``x[order] == sorted``)."""
     values = x.copy()
     order = np.arange(x.size)
-    merge_sort(values, order)
+    _merge_sort(values, order)
     return values, order
 
 
 @njit(cache=True)
-def rankdata(x):
-    """Average ranks of a 1-D float64 array, as ``scipy.stats.rankdata(x, method="average")``.
-
-    The values are sorted once (:func:`merge_sort`, O(n log n)); a run of ``t`` equal values
-    occupying sorted positions ``k+1 .. k+t`` gets the rank ``k + (t + 1) / 2`` for every member,
-    so the ranks always sum to ``n (n + 1) / 2`` (Kendall 1945, "The treatment of ties in ranking
-    problems", Biometrika 33(3)).
-
-    Parameters
-    ----------
-    x : ndarray of float64, shape (n,)
-        Values to rank. Must not contain NaN (callers drop or propagate NaN first).
-
-    Returns
-    -------
-    ndarray of float64, shape (n,)
-        Rank of each value, 1-based.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> rankdata(np.array([10.0, 30.0, 20.0, 20.0]))
-    array([1. , 4. , 2.5, 2.5])
-    """
-    ranks = tie_ranks(x, 0)
-    ranks += 1.0
-    return ranks
-
-
-#: Tie rules of :func:`tie_ranks`: a run of equal values occupying 0-based sorted positions
-#: ``k .. k + t - 1`` gets their mean (``average``), ``k`` (``min``) or ``k + t - 1`` (``max``).
-TIE_RULES = ("average", "min", "max")
-
-
-@njit(cache=True)
-def tie_ranks(x, rule):
-    """0-based ascending ranks of a 1-D float64 array with tie rule ``TIE_RULES[rule]``.
-
-    Parameters
-    ----------
-    x : ndarray of float64, shape (n,)
-        Values without NaN.
-    rule : int
-        Index into :data:`TIE_RULES` (0: average, 1: min, 2: max).
-
-    Returns
-    -------
-    ndarray of float64, shape (n,)
-    """
-    values, order = sort_order(x)
+def _tie_ranks(x, rule):
+    """0-based ranks of ``x`` (1-D float64, no NaN) with tie rule ``TIE_RULES[rule]``."""
+    values, order = _sort_order(x)
     n = x.size
     ranks = np.empty(n)
     start = 0
@@ -156,3 +111,83 @@ def tie_ranks(x, rule):
             ranks[order[k]] = rank
         start = stop
     return ranks
+
+
+@njit(cache=True)
+def _rankdata(x):
+    """1-based average ranks of ``x`` (1-D float64, no NaN); see :func:`rankdata`."""
+    ranks = _tie_ranks(x, 0)
+    ranks += 1.0
+    return ranks
+
+
+def _ranking_input(x):
+    x = as_float_array("x", x, 1)
+    if np.isnan(x).any():
+        raise ValueError("x must not contain NaN (drop or propagate missing values first)")
+    return x
+
+
+def tie_ranks(x, *, ties="average"):
+    """0-based ascending ranks of a 1-D array with a stated tie rule.
+
+    The values are sorted once (a stable merge sort, O(n log n)); a run of ``t`` equal values
+    occupying 0-based sorted positions ``k .. k + t - 1`` gets the rank ``k + (t - 1) / 2``
+    (``"average"``), ``k`` (``"min"``) or ``k + t - 1`` (``"max"``) for every member: the ranks
+    of ``scipy.stats.rankdata(x, method=ties)`` minus one.
+
+    Parameters
+    ----------
+    x : array_like of float, shape (n,)
+        Values without NaN.
+    ties : {"average", "min", "max"}
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+
+    Raises
+    ------
+    ValueError
+        If ``x`` is not one-dimensional or holds NaN, or ``ties`` is unknown.
+
+    Examples
+    --------
+    >>> tie_ranks([0.3, 0.1, 0.3, 0.2], ties="min")
+    array([2., 0., 2., 1.])
+    >>> tie_ranks([0.3, 0.1, 0.3, 0.2])
+    array([2.5, 0. , 2.5, 1. ])
+    """
+    rule = check_option("ties", ties, TIE_RULES)
+    return _tie_ranks(_ranking_input(x), rule)
+
+
+def rankdata(x):
+    """Average ranks of a 1-D array, as ``scipy.stats.rankdata(x, method="average")``.
+
+    A run of ``t`` equal values occupying sorted positions ``k+1 .. k+t`` gets the rank
+    ``k + (t + 1) / 2`` for every member, so the ranks always sum to ``n (n + 1) / 2``
+    (Kendall 1945, "The treatment of ties in ranking problems", Biometrika 33(3)); see
+    :func:`tie_ranks`.
+
+    Parameters
+    ----------
+    x : array_like of float, shape (n,)
+        Values to rank, without NaN.
+
+    Returns
+    -------
+    ndarray of float64, shape (n,)
+        Rank of each value, 1-based.
+
+    Raises
+    ------
+    ValueError
+        If ``x`` is not one-dimensional or holds NaN.
+
+    Examples
+    --------
+    >>> rankdata([10.0, 30.0, 20.0, 20.0])
+    array([1. , 4. , 2.5, 2.5])
+    """
+    return _rankdata(_ranking_input(x))

@@ -1,12 +1,14 @@
 """The score store: a DuckDB database of human ratings and metric scores, in long format.
 
 Schema and views live in ``sql/``; :func:`open_store` loads them. Ingest functions validate a
-whole file before writing it in one transaction; :func:`load_cube` hands dense arrays to the
-analyses; :func:`fetch_hanna` and :func:`resolve_hanna_dir` find the HANNA data.
+whole file before writing it in one transaction; :func:`load_study` loads everything the
+analyses need in one go (:class:`Study`), :func:`open_study` from a store file, a HANNA folder or
+a tidy file; :func:`run_query` runs ad-hoc SQL; :func:`fetch_hanna` and
+:func:`resolve_hanna_dir` find the HANNA data.
 """
 
-from hanna_stats.store.cube import Cube, build_hanna_store, load_cube
-from hanna_stats.store.db import open_store
+from hanna_stats.store.cube import Cube, build_hanna_store
+from hanna_stats.store.db import open_store, run_query
 from hanna_stats.store.errors import DataNotFoundError, InputError
 from hanna_stats.store.fetch import fetch_hanna, resolve_hanna_dir
 from hanna_stats.store.ingest import (
@@ -15,18 +17,23 @@ from hanna_stats.store.ingest import (
     ingest_hanna_metric_scores,
     ingest_tidy,
 )
+from hanna_stats.store.study import AUTOMATIC_KINDS, Study, load_study, open_study
 
 __all__ = [
+    "AUTOMATIC_KINDS",
     "Cube",
     "DataNotFoundError",
     "InputError",
+    "Study",
     "build_hanna_store",
     "fetch_hanna",
     "ingest_hanna_annotations",
     "ingest_hanna_llm",
     "ingest_hanna_metric_scores",
     "ingest_tidy",
-    "load_cube",
+    "load_study",
+    "open_study",
     "open_store",
     "resolve_hanna_dir",
+    "run_query",
 ]

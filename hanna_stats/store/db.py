@@ -88,3 +88,20 @@ def open_store(
     for name in SCHEMA_FILES:
         con.execute(read_sql(name))
     return con
+
+
+def run_query(con: duckdb.DuckDBPyConnection, query: str):
+    """Run ad-hoc SQL and return the rows of its last statement as a polars DataFrame.
+
+    A statement that returns no rows (``CREATE``, ``INSERT`` with ``--write``) gives an empty
+    frame.
+
+    Raises
+    ------
+    duckdb.Error
+        As DuckDB reports it.
+    """
+    import polars as pl
+
+    relation = con.sql(query)
+    return pl.DataFrame() if relation is None else relation.pl()

@@ -83,13 +83,17 @@ class UnverifiedDataWarning(UserWarning):
     """A file was fetched that has no pinned checksum; the warning gives its SHA-256."""
 
 
+def cache_root() -> Path:
+    """The package's cache folder: ``$HANNA_STATS_CACHE``, default ``~/.cache/hanna_stats``."""
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "hanna_stats")
+
+
 def cache_dir() -> Path:
     """Folder of the downloaded HANNA files: ``$HANNA_STATS_CACHE/hanna``.
 
     ``HANNA_STATS_CACHE`` defaults to ``~/.cache/hanna_stats``.
     """
-    root = os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "hanna_stats"
-    return Path(root) / "hanna"
+    return cache_root() / "hanna"
 
 
 def sha256_file(path: Path) -> str:

@@ -1,0 +1,156 @@
+"""Start-up cost of the command line: wall times of new processes, against the import floor.
+
+Run from the repository root: ``python benchmarks/cold_start.py [--data DIR] [--repeat N]``
+(``--data`` defaults to ``$HANNA_DATA`` or ``../shared/data/hanna``).
+
+Every command runs in a new process (``subprocess``, ``sys.executable``, ``CI=1``: no progress
+bars), timed from the start of the process to its exit, best of ``--repeat`` in the same run:
+
+- the floor: ``python -c "import numpy, numba, polars, duckdb"``, the libraries every command
+  needs; no command can start faster (the baseline of this benchmark);
+- ``python -c "import hanna_stats.kernels"`` (target at most 0.8 s);
+- ``python -m hanna_stats correlate --db FILE --level system --format csv`` on a store built once
+  by ``python -m hanna_stats ingest --db FILE DATA_DIR`` (target at most 1.5 s, Numba cache
+  filled);
+- ``python -m hanna_stats report --db FILE --out TMP.html``: once with an empty Numba cache
+  (``NUMBA_CACHE_DIR`` a fresh temporary folder: every kernel compiled, the first run after an
+  install; target at most 25 s) and then with the cache that run filled (target at most 4 s).
+
+The warm commands use the cache the cold report filled, after one untimed run each (so every
+kernel they call is in it). A command that fails is reported with its exit status and the end
+of its stderr, and the script exits with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+FAILED: list[str] = []
+
+
+def run(label: str, args: list[str], env: dict, *, check_output=None) -> float | None:
+    """Seconds from start to exit of one new process; None (and recorded) if it fails."""
+    start = time.perf_counter()
+    done = subprocess.run(args, env=env, cwd=REPO, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    problem = None
+    if done.returncode != 0:
+        problem = f"exit status {done.returncode}"
+    elif check_output is not None:
+        problem = check_output(done.stdout)
+    if problem:
+        tail = "\n      ".join((done.stderr or done.stdout).strip().splitlines()[-8:])
+        print(f"  {label}: FAILED ({problem}) after {seconds:.2f} s\n      {tail}", flush=True)
+        FAILED.append(f"{label}: {problem}")
+        return None
+    return seconds
+
+
+def best(label: str, args: list[str], env: dict, repeat: int, *, warm_up: bool = False,
+         check_output=None) -> float | None:
+    """Best of ``repeat`` runs (after one untimed run if ``warm_up``); None if any fails."""
+    if warm_up and run(f"{label} (warm-up)", args, env, check_output=check_output) is None:
+        return None
+    times = []
+    for _ in range(repeat):
+        seconds = run(label, args, env, check_output=check_output)
+        if seconds is None:
+            return None
+        times.append(seconds)
+    print(f"  {label}: " + ", ".join(f"{t:.2f}" for t in times) + " s", flush=True)
+    return min(times)
+
+
+def csv_check(stdout: str) -> str | None:
+    lines = stdout.strip().splitlines()
+    if not lines or not lines[0].startswith("measure,against,"):
+        return f"no CSV of correlations on stdout (first line: {lines[0][:80] if lines else ''!r})"
+    return None
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    default = os.environ.get("HANNA_DATA", REPO.parent / "shared" / "data" / "hanna")
+    parser.add_argument("--data", type=Path, default=Path(default), help="HANNA data folder")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per command (best of)")
+    args = parser.parse_args()
+    py = sys.executable
+
+    with tempfile.TemporaryDirectory(prefix="hanna-cold-") as tmp:
+        tmp = Path(tmp)
+        cache = tmp / "numba-cache"
+        cache.mkdir()
+        env = {**os.environ, "CI": "1", "NUMBA_CACHE_DIR": str(cache)}
+        db, html = tmp / "hanna.duckdb", tmp / "report.html"
+        print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; Python "
+              f"{sys.version.split()[0]}; best of {args.repeat}; Numba cache {cache} (empty at "
+              f"first)", flush=True)
+
+        floor = best("floor: import numpy, numba, polars, duckdb",
+                     [py, "-c", "import numpy, numba, polars, duckdb"], env, args.repeat)
+        kernels = best("import hanna_stats.kernels",
+                       [py, "-c", "import hanna_stats.kernels"], env, args.repeat)
+
+        ingest = run("ingest", [py, "-m", "hanna_stats", "ingest", "--db", str(db),
+                                str(args.data)], env)
+        if ingest is not None:
+            print(f"  ingest (once, builds the store file): {ingest:.2f} s", flush=True)
+        report = [py, "-m", "hanna_stats", "report", "--db", str(db), "--out", str(html)]
+        cold = run("report, empty Numba cache", report, env) if ingest is not None else None
+        if cold is not None:
+            size = html.stat().st_size if html.is_file() else 0
+            print(f"  report, empty Numba cache: {cold:.2f} s ({size:,} bytes written)",
+                  flush=True)
+
+        correlate = [py, "-m", "hanna_stats", "correlate", "--db", str(db), "--level", "system",
+                     "--format", "csv"]
+        warm_corr = warm_report = None
+        if ingest is not None:
+            warm_corr = best("correlate --level system --format csv", correlate, env,
+                             args.repeat, warm_up=True, check_output=csv_check)
+            warm_report = best("report, Numba cache filled", report, env, args.repeat,
+                               warm_up=True)
+
+    rows = [
+        ("python -c 'import numpy, numba, polars, duckdb'", floor, float("nan"), False, "floor"),
+        ("python -c 'import hanna_stats.kernels'", kernels, 0.8, True, ""),
+        ("correlate --db FILE --level system --format csv", warm_corr, 1.5, True, "warm cache"),
+        ("report --db FILE --out TMP.html", warm_report, 4.0, True, "warm cache"),
+        ("report, empty Numba cache (1 run)", cold, 25.0, False, ""),
+    ]
+
+    print(f"\n{'command (new process)':<50} {'time (s)':>9} {'target (s)':>11} "
+          f"{'x floor':>8}  result")
+    for label, seconds, target, vs_floor, note in rows:
+        shown = f"{seconds:9.2f}" if seconds is not None else f"{'failed':>9}"
+        if target != target:  # the floor itself
+            print(f"{label:<50} {shown} {'-':>11} {'1.0':>8}  {note}")
+            continue
+        ratio = (f"{seconds / floor:8.1f}" if vs_floor and seconds is not None and floor
+                 else f"{'-':>8}")
+        verdict = ("FAILED to run" if seconds is None
+                   else "met" if seconds <= target else "NOT met")
+        print(f"{label:<50} {shown} {target:11.1f} {ratio}  {verdict}"
+              f"{f' ({note})' if note else ''}")
+    load = os.getloadavg()[0]
+    if load > (os.cpu_count() or 1):
+        print(f"\nwarning: load average {load:.1f} on {os.cpu_count()} cores at the end: other "
+              "processes compete for the cores and every time above is inflated; the ratio to "
+              "the floor (measured under the same load) is the steadier figure")
+    if FAILED:
+        print(f"\n{len(FAILED)} command(s) failed:", file=sys.stderr)
+        for failure in FAILED:
+            print(f"  {failure}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

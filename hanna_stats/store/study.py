@@ -1,0 +1,366 @@
+"""The Study: everything one store holds, loaded once, for every analysis.
+
+:func:`load_study` reads a store in a handful of queries (the measure x input x system cube of
+every measure and system, the catalogue, the rater-level ratings of the human criteria, the
+systems, and the overview tables); :func:`open_study` does it from a store file, a HANNA folder
+or a tidy file in one call. The analyses (:mod:`hanna_stats.analyses`) take a Study and never
+touch SQL; results they compute more than once (a correlation matrix for one setting, the paired
+bootstrap of one seed) are memoised on it with :meth:`Study.memo`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+import duckdb
+import numpy as np
+import polars as pl
+
+from hanna_stats.store.cube import Cube, build_hanna_store
+from hanna_stats.store.db import open_store
+from hanna_stats.store.errors import DataNotFoundError
+from hanna_stats.store.fetch import METRIC_SCORES_FILE
+
+T = TypeVar("T")
+
+#: Measure kinds of automatic measures (the rest is ``human``: criteria rated by people).
+AUTOMATIC_KINDS: tuple[str, ...] = ("metric", "llm-judge")
+
+# Every item-level value (view story_scores), with 0-based codes of each axis in catalogue
+# order (position, then name). Systems and inputs without any value are left out.
+_CUBE = """
+WITH ms AS (
+    SELECT measure_id, row_number() OVER (ORDER BY position NULLS LAST, name) - 1 AS m
+    FROM measures WHERE measure_id IN (SELECT DISTINCT measure_id FROM story_scores)
+),
+gs AS (
+    SELECT input_id, row_number() OVER (ORDER BY position NULLS LAST, name) - 1 AS g
+    FROM inputs WHERE input_id IN (SELECT DISTINCT input_id FROM story_scores)
+),
+ss AS (
+    SELECT system_id, row_number() OVER (ORDER BY position NULLS LAST, name) - 1 AS s
+    FROM systems WHERE system_id IN (SELECT DISTINCT system_id FROM story_scores)
+)
+SELECT m::BIGINT AS m, g::BIGINT AS g, s::BIGINT AS s, coalesce(value, 'NaN'::DOUBLE) AS value
+FROM story_scores JOIN ms USING (measure_id) JOIN gs USING (input_id) JOIN ss USING (system_id)
+"""
+
+_MEASURES = """
+SELECT name AS measure, kind, coalesce(family, '') AS family, reference_based, symbol,
+       abbreviation, position
+FROM measures WHERE measure_id IN (SELECT DISTINCT measure_id FROM story_scores)
+ORDER BY position NULLS LAST, name
+"""
+
+_INPUTS = """
+SELECT name FROM inputs WHERE input_id IN (SELECT DISTINCT input_id FROM story_scores)
+ORDER BY position NULLS LAST, name
+"""
+
+_SYSTEMS = """
+SELECT name, is_human FROM systems
+WHERE system_id IN (SELECT DISTINCT system_id FROM story_scores)
+ORDER BY position NULLS LAST, name
+"""
+
+# Rater-level ratings of the human criteria, one row per rating. For each item and criterion,
+# the ratings of identified raters (kind 'person') when it has any, else those of judge slots
+# (the rule of view story_scores: no rating counted twice). rater_column: the rating's 0-based
+# position among the item's ratings (slots by slot number, persons by rater_id).
+_RATINGS = r"""
+WITH r AS (
+    SELECT ra.item_id, ra.measure_id, ra.rater_id, rt.name AS rater, rt.kind AS rater_kind,
+           ra.score,
+           bool_or(rt.kind = 'person') OVER (PARTITION BY ra.item_id, ra.measure_id) AS has_person
+    FROM ratings ra
+    JOIN raters rt USING (rater_id)
+    JOIN measures m USING (measure_id)
+    WHERE m.kind = 'human'
+),
+chosen AS (
+    SELECT *, row_number() OVER (
+           PARTITION BY item_id, measure_id
+           ORDER BY CASE WHEN rater_kind = 'slot'
+                         THEN try_cast(regexp_extract(rater, '(\d+)$', 1) AS BIGINT) END
+                    NULLS LAST, rater_id
+       ) - 1 AS rater_column
+    FROM r WHERE rater_kind = 'person' OR NOT has_person
+)
+SELECT m.name AS criterion, c.item_id, sy.name AS system, sy.is_human, c.rater_kind,
+       c.score, c.rater_column
+FROM chosen c
+JOIN measures m USING (measure_id)
+JOIN items it USING (item_id)
+JOIN systems sy USING (system_id)
+ORDER BY m.position NULLS LAST, m.name, c.item_id, c.rater_column
+"""
+
+_COUNTS = """
+SELECT what, n FROM (
+    SELECT 0 AS k, 'systems' AS what, count(*) AS n FROM systems
+    UNION ALL SELECT 1, 'human-written systems', count(*) FILTER (WHERE is_human) FROM systems
+    UNION ALL SELECT 2, 'inputs', count(*) FROM inputs
+    UNION ALL SELECT 3, 'items', count(*) FROM items
+    UNION ALL SELECT 4, 'raters', count(*) FROM raters
+    UNION ALL SELECT 5, 'rater-level ratings', count(*) FROM ratings
+    UNION ALL SELECT 6, 'measures: ' || kind, count(*) FROM measures GROUP BY kind
+    UNION ALL SELECT 7, 'item-level scores', count(*) FROM scores
+)
+ORDER BY k, what
+"""
+
+_FAMILIES = """
+SELECT kind,
+       coalesce(family, '') AS family,
+       CASE WHEN reference_based IS NULL THEN ''
+            WHEN reference_based THEN 'reference-based' ELSE 'reference-free' END AS reference,
+       coalesce(symbol, '') AS symbol,
+       count(*) AS n_measures,
+       string_agg(name, ', ' ORDER BY position, name) AS measures
+FROM measures
+GROUP BY ALL
+ORDER BY min(position), kind, family, reference, symbol
+"""
+
+_SOURCES = r"""
+SELECT regexp_extract(source, '[^/\\]*$') AS file, format, sha256, n_values
+FROM ingests ORDER BY file, format, sha256, n_values
+"""
+
+
+@dataclass(frozen=True, eq=False)
+class Study:
+    """The loaded content of one store.
+
+    Attributes
+    ----------
+    values : numpy.ndarray
+        Shape (M measures, G inputs, S systems), float64: every item-level value of the store
+        (view ``story_scores``: a human criterion's value is the mean of its raters), NaN where
+        an item has no value. All measure kinds and all systems, human-written ones included;
+        :meth:`cube` selects.
+    measures, kinds : tuple of str
+        Measure names and kinds (``human``, ``metric``, ``llm-judge``) along axis 0, in
+        catalogue order (position, then name).
+    inputs, systems : tuple of str
+        Axis 1 and 2, in store order (position, then name).
+    is_human : numpy.ndarray
+        Shape (S,), bool: systems flagged human-written (HANNA: ``Human``).
+    catalogue : polars.DataFrame
+        One row per measure of axis 0, same order: ``measure, kind, family, reference_based,
+        symbol, abbreviation, position``.
+    ratings : polars.DataFrame
+        Rater-level ratings of the human criteria, one row per rating: ``criterion, item_id,
+        system, is_human, rater_kind, score, rater_column`` (identified raters before judge
+        slots, per item, as ``story_scores``), ordered by criterion, item, column. Empty when the
+        store has none.
+    counts, families, sources : polars.DataFrame
+        What the store holds (``what, n``), the measure catalogue by kind and family, and the
+        ingested files (``file, format, sha256, n_values``).
+    """
+
+    values: np.ndarray
+    measures: tuple[str, ...]
+    kinds: tuple[str, ...]
+    inputs: tuple[str, ...]
+    systems: tuple[str, ...]
+    is_human: np.ndarray
+    catalogue: pl.DataFrame
+    ratings: pl.DataFrame
+    counts: pl.DataFrame
+    families: pl.DataFrame
+    sources: pl.DataFrame
+    _memo: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def criteria(self) -> tuple[str, ...]:
+        """The human criteria, in catalogue order."""
+        return tuple(m for m, k in zip(self.measures, self.kinds, strict=True) if k == "human")
+
+    def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()``, computed once per ``key`` for the life of this Study.
+
+        The analyses key each result by every setting it depends on (e.g. level, coefficient,
+        variant, NaN policy, human system in or out, measure kinds), so one correlation matrix
+        serves every analysis that needs it.
+        """
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+    def criterion(self, name: str) -> str:
+        """The human criterion called ``name`` or abbreviated so (``"EM"`` -> ``"Empathy"``).
+
+        Raises
+        ------
+        ValueError
+            Naming the known criteria, if none matches.
+        """
+        human = self.catalogue.filter(pl.col("kind") == "human")
+        for measure, abbreviation in human.select("measure", "abbreviation").iter_rows():
+            if name in (measure, abbreviation):
+                return measure
+        known = ", ".join(
+            f"{m} ({a})" if a else m for m, a in human.select("measure", "abbreviation").iter_rows()
+        )
+        raise ValueError(f"criterion must be one of {known or 'none (no human criteria)'}; "
+                         f"got {name!r}")
+
+    def cube(
+        self,
+        *,
+        kinds: tuple[str, ...] = ("human", "metric"),
+        include_human: bool = False,
+        measures: tuple[str, ...] | list[str] | None = None,
+    ) -> Cube:
+        """A dense cube of some measures, memoised.
+
+        Parameters
+        ----------
+        kinds : tuple of str
+            Measure kinds to keep, in catalogue order (ignored when ``measures`` is given).
+        include_human : bool
+            Keep the human-written systems (the paper drops them).
+        measures : sequence of str, optional
+            Measures to keep, in this order.
+
+        Returns
+        -------
+        Cube
+            Inputs and systems with at least one value of the chosen measures, in store order.
+
+        Raises
+        ------
+        ValueError
+            If a measure is unknown or listed twice, or nothing matches.
+        """
+        if measures is not None:
+            measures = tuple(measures)
+            if len(set(measures)) != len(measures):
+                raise ValueError(f"measures listed twice: {list(measures)}")
+            unknown = [m for m in measures if m not in self.measures]
+            if unknown:
+                raise ValueError(f"unknown measures: {unknown}")
+            key = ("cube", "measures", measures, include_human)
+        else:
+            key = ("cube", "kinds", tuple(kinds), include_human)
+        return self.memo(key, lambda: self._select(kinds, include_human, measures))
+
+    def _select(self, kinds, include_human, measures) -> Cube:
+        if measures is None:
+            m_idx = np.flatnonzero(np.isin(np.asarray(self.kinds), list(kinds)))
+        else:
+            position = {m: k for k, m in enumerate(self.measures)}
+            m_idx = np.array([position[m] for m in measures], dtype=np.intp)
+        s_keep = np.ones(len(self.systems), dtype=bool) if include_human else ~self.is_human
+        present = ~np.isnan(self.values[m_idx][:, :, s_keep])
+        if measures is None:  # kinds select only measures with a value here
+            m_idx = m_idx[present.any(axis=(1, 2))]
+            present = present[present.any(axis=(1, 2))]
+        g_idx = np.flatnonzero(present.any(axis=(0, 2)))
+        s_idx = np.flatnonzero(s_keep)[present.any(axis=(0, 1))]
+        if not g_idx.size or not s_idx.size:
+            raise ValueError("no values match: is the store empty, or are the filters too narrow?")
+        values = np.ascontiguousarray(self.values[np.ix_(m_idx, g_idx, s_idx)])
+        return Cube(
+            values=values,
+            measures=[self.measures[k] for k in m_idx],
+            kinds=[self.kinds[k] for k in m_idx],
+            inputs=[self.inputs[k] for k in g_idx],
+            systems=[self.systems[k] for k in s_idx],
+        )
+
+
+def load_study(con: duckdb.DuckDBPyConnection) -> Study:
+    """Load everything the analyses need from a store, once.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+        An open store (read-only is fine).
+
+    Returns
+    -------
+    Study
+
+    Raises
+    ------
+    ValueError
+        If the store holds no item-level value.
+    """
+    rows = con.execute(_CUBE).fetchnumpy()
+    catalogue = con.sql(_MEASURES).pl()
+    if catalogue.is_empty():
+        raise ValueError("the store holds no values: ingest data first (see `ingest`)")
+    inputs = tuple(str(r[0]) for r in con.execute(_INPUTS).fetchall())
+    systems = con.execute(_SYSTEMS).fetchall()
+    values = np.full((catalogue.height, len(inputs), len(systems)), np.nan)
+    m, g, s = (np.asarray(rows[c], dtype=np.intp) for c in ("m", "g", "s"))
+    values[m, g, s] = np.asarray(rows["value"], dtype=np.float64)
+    return Study(
+        values=values,
+        measures=tuple(catalogue["measure"]),
+        kinds=tuple(catalogue["kind"]),
+        inputs=inputs,
+        systems=tuple(str(name) for name, _ in systems),
+        is_human=np.array([bool(h) for _, h in systems], dtype=bool),
+        catalogue=catalogue,
+        ratings=con.sql(_RATINGS).pl(),
+        counts=con.sql(_COUNTS).pl(),
+        families=con.sql(_FAMILIES).pl(),
+        sources=con.sql(_SOURCES).pl(),
+    )
+
+
+def open_study(source: str | Path, *, human_system: str | None = None) -> Study:
+    """Open a study in one call: a store file, a HANNA data folder or a tidy file.
+
+    Parameters
+    ----------
+    source : str or Path
+        A DuckDB store file (``.duckdb``/``.db``, opened read-only; it must exist), a folder
+        holding ``hanna_metric_scores.csv`` (built into an in-memory store), or a tidy CSV or
+        Parquet file (columns ``item,input,system,measure,value[,rater]``, ingested into an
+        in-memory store).
+    human_system : str, optional
+        Tidy files: the system holding human-written references.
+
+    Returns
+    -------
+    Study
+
+    Raises
+    ------
+    DataNotFoundError
+        If ``source`` does not exist or a folder lacks the HANNA files.
+    InputError
+        If a file is malformed.
+
+    Examples
+    --------
+    >>> from hanna_stats import open_study                              # doctest: +SKIP
+    >>> from hanna_stats.analyses.correlations import correlate         # doctest: +SKIP
+    >>> study = open_study("../shared/data/hanna")                      # doctest: +SKIP
+    >>> correlate(study, level="system", method="kendall")              # doctest: +SKIP
+    """
+    from hanna_stats.store.ingest import ingest_tidy
+
+    path = Path(source)
+    if path.is_dir():
+        if not (path / METRIC_SCORES_FILE).is_file():
+            raise DataNotFoundError(f"{path}: no {METRIC_SCORES_FILE} in this folder")
+        con = build_hanna_store(path)
+    elif not path.is_file():
+        raise DataNotFoundError(f"{path}: no such file or folder")
+    elif path.suffix.lower() in (".duckdb", ".db"):
+        con = open_store(path, read_only=True)
+    else:
+        con = open_store()
+        ingest_tidy(con, path, human_system=human_system)
+    try:
+        return load_study(con)
+    finally:
+        con.close()
