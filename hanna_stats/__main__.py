@@ -1,3 +1,3 @@
 from hanna_stats.cli import main
 
-raise SystemExit(main(process=True))
+raise SystemExit(main())

@@ -26,7 +26,6 @@ its traceback. ``--debug`` (before the subcommand) re-raises every error. A clos
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import os
 import sys
@@ -83,10 +82,7 @@ CHOICES: dict[str, tuple[str, str, int | None]] = {
 def choices(name: str) -> tuple[str, ...]:
     """The choice list called ``name`` in :data:`CHOICES`, imported now."""
     module, constant, head = CHOICES[name]
-    values = getattr(importlib.import_module(module), constant, None)
-    if values is None and module == "hanna_stats.kernels":
-        # Constants the kernels' option module defines before the package exports them.
-        values = getattr(importlib.import_module("hanna_stats.kernels._options"), constant)
+    values = getattr(importlib.import_module(module), constant)
     return tuple(values[:head] if head else values)
 
 
@@ -383,7 +379,7 @@ def _commands() -> tuple[Command, ...]:
         ),
         _analysis(
             "agreement",
-            "agreement:agreement",
+            "ratings:agreement",
             "inter-annotator agreement: six ICC forms and Krippendorff's alpha (Tab. 3)",
             "ICC1, ICC2, ICC3 and their k-rater forms with F-based intervals, and "
             "Krippendorff's alpha (interval, ordinal), per criterion, from rater-level ratings.",
@@ -394,7 +390,7 @@ def _commands() -> tuple[Command, ...]:
         ),
         _analysis(
             "system-means",
-            "agreement:system_means",
+            "ratings:system_means",
             "mean rating of each system per criterion with t-intervals (Tab. 4)",
             "Means and Student-t intervals over individual ratings when the store holds them "
             "(unit 'rating'), else over story averages (unit 'story').",
@@ -537,17 +533,8 @@ def _parser() -> argparse.ArgumentParser:
 # --------------------------------------------------------------------------- running
 
 
-def main(argv: Sequence[str] | None = None, *, process: bool = False) -> int:
-    """Run the command line; returns the process exit status (2 for an error).
-
-    ``process``: this call is the whole process (``python -m hanna_stats``). Then the garbage
-    collector is paused during the start-up imports (tens of thousands of long-lived objects
-    that each collection would walk again), those objects are frozen out of later collections
-    (:func:`gc.freeze`) once the command's modules are loaded, and again at the end so that the
-    interpreter's shutdown does not walk them: about 0.4 s of a 2 s run.
-    """
-    if process:
-        _pause_gc()
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the process exit status (2 for an error)."""
     try:
         return _main(argv)
     except BrokenPipeError:
@@ -558,30 +545,6 @@ def main(argv: Sequence[str] | None = None, *, process: bool = False) -> int:
         except (OSError, ValueError, AttributeError):  # stdout without a file descriptor
             pass
         return 1
-    finally:
-        _imports_done()
-        if process:
-            gc.unfreeze()  # what is frozen is never freed, and DuckDB reports that as leaks
-
-
-_GC_PAUSED = False
-
-
-def _pause_gc() -> None:
-    global _GC_PAUSED
-    if gc.isenabled():
-        gc.disable()
-        _GC_PAUSED = True
-
-
-def _imports_done() -> None:
-    """The command's modules are loaded: resume a collector paused by :func:`_pause_gc`,
-    leaving what exists now out of its collections."""
-    global _GC_PAUSED
-    if _GC_PAUSED:
-        _GC_PAUSED = False
-        gc.freeze()
-        gc.enable()
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -668,7 +631,6 @@ def _run_analysis(command: Command, args: argparse.Namespace) -> int:
     options as keywords, and print its table."""
     module, name = (getattr(args, "function", None) or command.function).split(":")
     function = getattr(importlib.import_module(f"hanna_stats.analyses.{module}"), name)
-    _imports_done()
     df = function(_study(args), **command.keywords(args))
     if df.is_empty() and command.empty_note:
         print(command.empty_note, file=sys.stderr)
@@ -686,6 +648,9 @@ def _cmd_fetch(command: Command, args: argparse.Namespace) -> int:
 def _cmd_ingest(command: Command, args: argparse.Namespace) -> int:
     import hanna_stats.store as store
 
+    for path in args.paths:  # before the store file is created
+        if not path.exists():
+            raise store.DataNotFoundError(f"{path}: no such file or folder")
     con = store.open_store(args.db)
     try:
         for path in args.paths:

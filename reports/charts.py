@@ -154,7 +154,9 @@ def metric_heatmap(
     ).properties(width=max(len(sort_x) * _CELL, 120), height=max(len(sort_y) * _CELL, 60))
 
 
-def dot_interval(frame: pl.DataFrame, *, name: str = "dot_interval", title: str = "") -> alt.FacetChart:
+def dot_interval(
+    frame: pl.DataFrame, *, name: str = "dot_interval", title: str = ""
+) -> alt.FacetChart:
     """System means with confidence intervals, one panel per criterion (Tab. 4 as a figure).
 
     ``frame`` has columns ``system, criterion, mean, ci_low, ci_high, n``.

@@ -308,9 +308,7 @@ def metric_metric(ctx: Context) -> Section:
     families = ctx.families
     corr = pl.concat(
         [
-            an.correlate(
-                ctx.study, level=lv, method=m, against="metrics", kinds=ctx.settings.kinds
-            )
+            an.correlate(ctx.study, level=lv, method=m, against="metrics", kinds=ctx.settings.kinds)
             for lv in LEVELS
             for m in METHODS
         ]
@@ -502,9 +500,7 @@ def borda(ctx: Context) -> Section:
     why = ctx.missing(criteria=True, metrics=True, systems=3)
     if why:
         return _absent(section, why)
-    frame = pl.concat(
-        [an.borda(ctx.study, level=lv, ties=s.ties, kinds=s.kinds) for lv in LEVELS]
-    )
+    frame = pl.concat([an.borda(ctx.study, level=lv, ties=s.ties, kinds=s.kinds) for lv in LEVELS])
     for level in LEVELS:
         section.blocks.append(
             Chart(

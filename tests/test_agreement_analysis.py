@@ -1,7 +1,7 @@
 """agreement() on the store: HANNA judge slots, identified raters, stores without ratings.
 
 The paper's Tab. 3 (ICC2k) does not reproduce from the public judge slots (see
-``hanna_stats.analyses.agreement.agreement``, Notes); its public-data values are asserted
+``hanna_stats.analyses.ratings.agreement``, Notes); its public-data values are asserted
 here, with the reasons, and checked against pingouin on the same matrix.
 """
 
@@ -13,7 +13,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from hanna_stats.analyses.agreement import AGREEMENT_SCHEMA, agreement
+from hanna_stats.analyses.ratings import AGREEMENT_SCHEMA, agreement
 from hanna_stats.kernels.agreement import intraclass_corr, krippendorff_alpha
 from hanna_stats.store import (
     build_hanna_store,

@@ -178,3 +178,16 @@ def test_bootstrap_frames(con):
         bootstrap_pairs(con, alpha=0.5)
     with pytest.raises(ValueError, match="resamples"):
         bootstrap_pairs(con, resamples=0)
+
+
+def test_equal_means_tie_whatever_the_summation_order():
+    """Regression: means equal in exact arithmetic but summed in another order (0.1 + 0.2 +
+    0.3 = 0.6000000000000001, 0.3 + 0.2 + 0.1 = 0.6) made one system win every resample; HANNA's
+    criteria (means of 3 ratings, k/3) hit this on 116 of 270 criterion-pair win counts."""
+    values = np.array([0.1, 0.2, 0.3])
+    X = np.stack([values, values[::-1], values + 1.0], axis=1)[None]  # (1, 3 inputs, 3 systems)
+    identity = np.tile(np.arange(3), (50, 1))
+    assert values.sum() != values[::-1].sum()  # the rounding the kernel must see through
+    res = paired_bootstrap(X, identity)
+    assert res.wins[0, 0].tolist() == [0, 0]  # systems 0 and 1: tie in every resample
+    assert res.wins[0, 1].tolist() == [0, 50] and res.labels[0].tolist() == [0, 2, 2]

@@ -117,3 +117,22 @@ def test_mean_rank_and_mean_abs_aggregations(store):
         np.abs(chrf).mean(), abs=1e-15
     )
     assert df["mean_abs_rank"].min() == 1
+
+
+def test_system_level_borda_equals_scipy_with_exact_ties(store):
+    """Oracle: scipy's three coefficients on the system means, |r| rounded to 12 decimals (exact
+    ties, e.g. Spearman's rho on 10 systems is a multiple of 1/165), average ranks, summed."""
+    cube = store.cube(kinds=("human", "metric"))
+    human = np.array([k == "human" for k in cube.kinds])
+    # Each system's 96 scores as one contiguous list (np.mean of a system's list, as the paper):
+    # the summation order keeps the two exact ties between Complexity means.
+    means = np.array([[np.nanmean(list(v)) for v in m.T] for m in cube.values])
+    columns = []
+    for c in np.flatnonzero(human):
+        for coefficient in (ss.pearsonr, ss.spearmanr, ss.kendalltau):
+            r = [abs(coefficient(means[m], means[c])[0]) for m in np.flatnonzero(~human)]
+            columns.append(ss.rankdata(np.round(r, 12)) - 1)
+    expected = dict(zip(np.asarray(cube.measures)[~human], np.sum(columns, axis=0), strict=True))
+    got = borda(store, level="system", ties="average")
+    assert dict(got.select("measure", "borda").iter_rows()) == expected
+    assert got.head(5)["borda"].to_list() == [1126.5, 1103.5, 1100.5, 1068.0, 1067.5]

@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from hanna_stats.store import InputError, ingest_tidy, load_cube, open_store
+from hanna_stats.store import InputError, ingest_tidy, load_study, open_store
 
 TABLES = ["systems", "inputs", "items", "measures", "raters", "scores", "ratings", "ingests"]
 
@@ -56,7 +56,7 @@ def test_ingest_tidy(tidy_file):
     assert kinds == {"ROUGE-1": "metric", "Fluency": "human"}
     humans = con.execute("SELECT name FROM systems WHERE is_human").fetchall()
     assert humans == [("reference",)]
-    cube = load_cube(con)
+    cube = load_study(con).cube()
     assert cube.measures == ["ROUGE-1", "Fluency"]
     assert cube.systems == ["bart", "pegasus"] and cube.inputs == ["doc0", "doc1"]
     # Fluency of doc1-bart: raters give 1 + (1 + 1 + r) % 5 = 3, 4.

@@ -112,7 +112,7 @@ def test_open_study_from_folder_file_and_tidy(hanna_dir, tmp_path):
         with pytest.raises(DataNotFoundError, match=re.escape(str(missing))):
             open_study(missing)
     assert not (tmp_path / "typo.duckdb").exists()
-    with pytest.raises(DataNotFoundError, match="hanna_metric_scores.csv"):
+    with pytest.raises(DataNotFoundError, match=r"hanna_metric_scores\.csv"):
         open_study(tmp_path)
 
 
@@ -151,8 +151,9 @@ def test_report_bytes_do_not_depend_on_duckdb_threads(hanna_dir, tmp_path):
     pages = []
     for threads in (1, 2, 4):
         con.execute(f"SET threads = {threads}")
-        out = write_report(load_study(con), tmp_path / f"r{threads}.html",
-                           ReportSettings(resamples=50))
+        out = write_report(
+            load_study(con), tmp_path / f"r{threads}.html", ReportSettings(resamples=50)
+        )
         pages.append(out.read_bytes())
     con.close()
     assert pages[0] == pages[1] == pages[2]

@@ -13,7 +13,6 @@ from hypothesis.extra.numpy import arrays
 from hanna_stats.analyses.significance import williams, williams_all
 from hanna_stats.kernels.multitest import adjust_pvalues
 from hanna_stats.kernels.williams import williams_test
-from hanna_stats.store import build_hanna_store
 
 
 def _pair(r12, r13, r23, n, alternative="greater"):
@@ -120,8 +119,8 @@ def test_properties(corr, flip):
 
 
 @pytest.fixture(scope="module")
-def con(hanna_dir):
-    return build_hanna_store(hanna_dir)
+def con(hanna_study):
+    return hanna_study
 
 
 def test_hanna_conventions_example(con):
@@ -200,3 +199,11 @@ def test_one_sided_pvalues_complementary_and_tiny_ones_precise(ra, rb, rab, n):
     assert p[0, 1] + p[1, 0] == 1.0
     small = scipy.stats.t.sf(abs(t), n - 3)
     assert min(p[0, 1], p[1, 0]) == pytest.approx(small, rel=1e-12, abs=0)
+
+
+@pytest.mark.parametrize("r23", [1.0, -1.0])
+def test_perfectly_correlated_measures_are_undefined(r23):
+    """|r23| = 1 is 0/0 in eq. 7; rounding used to give t = 0 (or a spurious value) there."""
+    for r12, r13 in ((0.6, 0.6), (0.7, 0.6), (0.3, 0.8)):
+        t, p = _pair(r12, r13, r23, 10)
+        assert np.isnan(t) and np.isnan(p)

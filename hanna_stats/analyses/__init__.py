@@ -7,8 +7,8 @@ on the Study, so calling several analyses costs little more than the first.
 - :mod:`~hanna_stats.analyses.correlations`: :func:`correlate`, metric-criterion, metric-metric
   and criterion-criterion correlations at story, system or global level (Figs. 1-6, 10-25;
   Tabs. 5, 8, 9);
-- :mod:`~hanna_stats.analyses.agreement`: :func:`agreement`, ICC and Krippendorff's alpha
-  (Tab. 3); :func:`system_means` with t-intervals (Tab. 4);
+- :mod:`~hanna_stats.analyses.ratings` (the human ratings): :func:`agreement`, ICC and
+  Krippendorff's alpha (Tab. 3); :func:`system_means` with t-intervals (Tab. 4);
 - :mod:`~hanna_stats.analyses.significance`: :func:`williams` tests (Figs. 27-38) with
   multiple-testing correction, :func:`bootstrap_pairs` comparison of systems (Figs. 7, 26);
 - :mod:`~hanna_stats.analyses.resampling`: :func:`correlation_ci` (bootstrap confidence
@@ -18,37 +18,31 @@ on the Study, so calling several analyses costs little more than the first.
 - :mod:`~hanna_stats.analyses.overview`: what the study holds.
 """
 
-from hanna_stats.analyses.agreement import agreement, system_means
-from hanna_stats.analyses.correlations import correlate
-from hanna_stats.analyses.overview import (
-    criterion_values,
-    data_sources,
-    measure_families,
-    study_counts,
-)
-from hanna_stats.analyses.rankings import borda, topk
-from hanna_stats.analyses.resampling import correlation_ci, permutation_test
-from hanna_stats.analyses.significance import (
-    bootstrap_pair_labels,
-    bootstrap_pairs,
-    williams,
-    williams_all,
-)
+from importlib import import_module
 
-__all__ = [
-    "agreement",
-    "bootstrap_pair_labels",
-    "bootstrap_pairs",
-    "borda",
-    "correlate",
-    "correlation_ci",
-    "criterion_values",
-    "data_sources",
-    "measure_families",
-    "permutation_test",
-    "study_counts",
-    "system_means",
-    "topk",
-    "williams",
-    "williams_all",
-]
+#: Public analysis -> its module (no module bears an analysis' name, which would shadow it). Imported on first use, so that ``from hanna_stats.analyses
+#: import correlate`` does not pay for the ratings, resampling or significance modules.
+_HOME = {
+    "agreement": "ratings",
+    "system_means": "ratings",
+    "correlate": "correlations",
+    "criterion_values": "overview",
+    "data_sources": "overview",
+    "measure_families": "overview",
+    "study_counts": "overview",
+    "borda": "rankings",
+    "topk": "rankings",
+    "correlation_ci": "resampling",
+    "permutation_test": "resampling",
+    "bootstrap_pair_labels": "significance",
+    "bootstrap_pairs": "significance",
+    "williams": "significance",
+    "williams_all": "significance",
+}
+__all__ = sorted(_HOME)
+
+
+def __getattr__(name: str):
+    if name in _HOME:
+        return getattr(import_module(f"hanna_stats.analyses.{_HOME[name]}"), name)
+    raise AttributeError(f"module 'hanna_stats.analyses' has no attribute {name!r}")

@@ -140,8 +140,9 @@ def correlate(
     if nan_policy == "raise" and np.isnan(block[0]).any():
         i, j = np.argwhere(np.isnan(block[0]))[0]
         _raise_undefined(cube, row_idx[i], col_idx[j], level, method, variant)
-    return correlation_frame(cube, row_idx, col_idx, block, level=level, method=method,
-                             variant=variant)
+    return correlation_frame(
+        cube, row_idx, col_idx, block, level=level, method=method, variant=variant
+    )
 
 
 def _raise_undefined(cube: Cube, i: int, j: int, level: str, method: str, variant: str) -> None:
@@ -150,8 +151,12 @@ def _raise_undefined(cube: Cube, i: int, j: int, level: str, method: str, varian
     if method != "acc_eq":
         try:
             level_correlation(
-                cube.values[[i]], cube.values[[j]], level=KERNEL_LEVEL[level], method=method,
-                variant=variant, nan_policy="raise",
+                cube.values[[i]],
+                cube.values[[j]],
+                level=KERNEL_LEVEL[level],
+                method=method,
+                variant=variant,
+                nan_policy="raise",
             )
         except UndefinedCorrelationError as err:
             where = f" on input {cube.inputs[err.group]!r}" if level == "story" else ""

@@ -57,7 +57,9 @@ def criterion_values(study: Study, *, include_human: bool = True) -> pl.DataFram
         order; items without a value are left out.
     """
     human = np.flatnonzero(np.asarray(study.kinds) == "human")
-    systems = np.flatnonzero(np.ones(len(study.systems), bool) if include_human else ~study.is_human)
+    systems = np.flatnonzero(
+        np.ones(len(study.systems), bool) if include_human else ~study.is_human
+    )
     # (systems, criteria, inputs) in that nesting order.
     block = study.values[np.ix_(human, np.arange(len(study.inputs)), systems)].transpose(2, 0, 1)
     s, c, g = np.nonzero(~np.isnan(block))
@@ -68,6 +70,10 @@ def criterion_values(study: Study, *, include_human: bool = True) -> pl.DataFram
             "input": np.asarray(study.inputs, dtype=object)[g].tolist(),
             "value": block[s, c, g],
         },
-        schema={"system": pl.String, "criterion": pl.String, "input": pl.String,
-                "value": pl.Float64},
+        schema={
+            "system": pl.String,
+            "criterion": pl.String,
+            "input": pl.String,
+            "value": pl.Float64,
+        },
     )

@@ -20,8 +20,12 @@ from hanna_stats.analyses._common import (
     human_mask,
 )
 from hanna_stats.analyses.correlations import correlate, correlation_frame
-from hanna_stats.kernels import TIE_RULES, borda_count, level_correlation
+from hanna_stats.kernels import TIE_RULES, aggregate_groups, borda_count, group_correlations
+from hanna_stats.kernels.grouped import at_level
 from hanna_stats.store import Study
+
+#: |r| values equal to this many decimals share a rank in the Borda count.
+TIE_DECIMALS = 12
 
 
 def borda(
@@ -37,7 +41,9 @@ def borda(
     For each of the 18 columns (6 criteria x Pearson, Spearman, Kendall) the metrics are ranked by
     their absolute correlation, the lowest getting 0; a metric's Borda count is the sum of its
     ranks (at most ``18 (n - 1)``). Exact ties in ``|r|`` share a rank by the rule ``ties``:
-    ``average`` (the mean of the positions they occupy), ``min`` or ``max``.
+    ``average`` (the mean of the positions they occupy), ``min`` or ``max``; values equal to
+    :data:`TIE_DECIMALS` decimals are ties (correlations equal in exact arithmetic can differ in
+    their last bits).
 
     The paper's story-level column (chrF 1237, S3-Pyramid 1198, ROUGE-1 Recall 1186,
     S3-Responsiveness 1177, BERTScore Recall 1158) is the same under every rule. Its system-level
@@ -88,7 +94,10 @@ def borda(
     if np.isnan(scores).any():
         bad = wide["measure"][int(np.flatnonzero(np.isnan(scores).any(axis=1))[0])]
         raise ValueError(f"correlation of {bad!r} is undefined at {level} level: no Borda count")
-    counts = borda_count(scores, ties=ties)
+    # Correlations equal in exact arithmetic tie: at 10 systems Spearman's rho is a multiple of
+    # 1/165 and tau-b takes few values, but they come out of floating point up to a few ulps
+    # apart (0.6000000000000001 for 0.6). Ranked on |r| rounded to 12 decimals.
+    counts = borda_count(np.round(scores, TIE_DECIMALS), ties=ties)
     return (
         pl.DataFrame(
             {
@@ -153,27 +162,36 @@ def topk(
     ks = sorted(set(ks))
     if not ks or ks[0] < 3 or ks[-1] > n_systems:
         raise ValueError(f"ks must lie between 3 and the number of rated systems ({n_systems})")
-    metrics = np.flatnonzero(~human)
-    frames = []
-    for c in np.flatnonzero(human):
+    metrics, criteria = np.flatnonzero(~human), np.flatnonzero(human)
+    # Every (criterion, k) at once: one cube whose groups are (criterion, k, input), the systems
+    # outside that criterion's k best masked as missing and dropped pairwise by the kernel, so
+    # 6 criteria x 7 values of k cost one call instead of 42.
+    X = at_level(cube.values, KERNEL_LEVEL[level], True)  # system level: (M, 1, S) means
+    keep = np.zeros((len(criteria), len(ks), X.shape[2]), dtype=bool)
+    orders = []
+    for ci, c in enumerate(criteria):
         means = np.full(len(cube.systems), -np.inf)
         means[rated] = np.nanmean(cube.values[c][:, rated], axis=0)
-        order = np.argsort(-means, kind="stable")
-        for k in ks:
-            keep = order[:k]
-            res = level_correlation(
-                cube.values[np.ix_(metrics, np.arange(cube.values.shape[1]), keep)],
-                cube.values[np.ix_([c], np.arange(cube.values.shape[1]), keep)],
-                level=KERNEL_LEVEL[level],
-                method=method,
-            )
-            frame = correlation_frame(cube, metrics, np.array([c]), res, level=level,
-                                      method=method)
+        orders.append(np.argsort(-means, kind="stable"))
+        for ki, k in enumerate(ks):
+            keep[ci, ki, orders[-1][:k]] = True
+    shape = (len(criteria) * len(ks) * X.shape[1], X.shape[2])
+    mask = keep[:, :, None, :]  # (C, K, 1, S) against (C or M, K, G, S)
+    A = np.where(mask[None], X[metrics][:, None, None], np.nan).reshape(len(metrics), *shape)
+    B = np.where(mask, X[criteria][:, None], np.nan).reshape(1, *shape)
+    R = group_correlations(A, B, method=method, nan_policy="omit")
+    R = R.reshape(len(criteria), len(ks), X.shape[1], len(metrics), 1)
+    frames = []
+    for ci, c in enumerate(criteria):
+        for ki, k in enumerate(ks):
+            res = aggregate_groups(R[ci, ki])
+            frame = correlation_frame(cube, metrics, np.array([c]), res, level=level, method=method)
+            systems = "; ".join(cube.systems[s] for s in orders[ci][:k])
             frames.append(
                 frame.select(
                     pl.lit(cube.measures[c]).alias("criterion"),
                     pl.lit(k, dtype=pl.Int64).alias("k"),
-                    pl.lit("; ".join(cube.systems[s] for s in keep)).alias("systems"),
+                    pl.lit(systems).alias("systems"),
                     pl.all(),
                 )
             )

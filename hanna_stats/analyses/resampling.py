@@ -98,8 +98,12 @@ def correlation_ci(
     statistic = None
     if targets == "criteria":
         cube, point = correlation_matrix(
-            study, level=level, method=method, variant=variant,
-            include_human=include_human, kinds=kinds,
+            study,
+            level=level,
+            method=method,
+            variant=variant,
+            include_human=include_human,
+            kinds=kinds,
         )
         human = human_mask(cube)
         rows, cols = np.flatnonzero(~human), np.flatnonzero(human)

@@ -35,7 +35,9 @@ def _williams_t(r12, r13, r23, n):
     mean = 0.5 * (r12 + r13)
     rest = 1.0 - r23
     denominator = 2.0 * k * (n - 1.0) / (n - 3.0) + mean * mean * (rest * rest * rest)
-    ok = denominator > 0.0  # False also for NaN; 0 only for identical measures or |r23| = 1
+    # Undefined for |r23| = 1 (0/0: rounding would make it 0 or a spurious value) and where the
+    # denominator is not positive (also NaN).
+    ok = (denominator > 0.0) & (np.abs(r23) < 1.0)
     with np.errstate(invalid="ignore", divide="ignore"):
         t = (r12 - r13) * np.sqrt((n - 1.0) * (1.0 + r23) / np.where(ok, denominator, 1.0))
     return np.where(ok, t, np.nan)

@@ -32,8 +32,8 @@ __all__ = [
     "ingest_hanna_metric_scores",
     "ingest_tidy",
     "load_study",
-    "open_study",
     "open_store",
+    "open_study",
     "resolve_hanna_dir",
     "run_query",
 ]

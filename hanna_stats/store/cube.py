@@ -17,6 +17,7 @@ from hanna_stats.store.ingest import (
     ingest_hanna_metric_scores,
 )
 
+
 @dataclass(frozen=True)
 class Cube:
     """Item-level values as a dense array.

@@ -206,8 +206,9 @@ class Study:
         known = ", ".join(
             f"{m} ({a})" if a else m for m, a in human.select("measure", "abbreviation").iter_rows()
         )
-        raise ValueError(f"criterion must be one of {known or 'none (no human criteria)'}; "
-                         f"got {name!r}")
+        raise ValueError(
+            f"criterion must be one of {known or 'none (no human criteria)'}; got {name!r}"
+        )
 
     def cube(
         self,

@@ -16,13 +16,13 @@ import numpy as np
 import polars as pl
 from scipy import special
 
+from hanna_stats.analyses.overview import criterion_values
 from hanna_stats.kernels.agreement import (
     ICC_FORMS,
     check_confidence,
     intraclass_corr,
     krippendorff_alpha,
 )
-from hanna_stats.analyses.overview import criterion_values
 from hanna_stats.store import Study
 
 AGREEMENT_SCHEMA = {
@@ -319,4 +319,3 @@ def system_means(
     )
     out = _t_intervals(out, confidence).with_columns(unit=pl.lit(unit))
     return out.select([pl.col(c).cast(t) for c, t in SYSTEM_MEANS_SCHEMA.items()])
-
