@@ -17,7 +17,7 @@ from numba import njit, prange
 from ._options import KENDALL, SPEARMAN, check_option, check_options, validated
 from .correlation import _statistic, _statistic_omit, _unit_vector
 from .kendall import _counts_from_sign_sums, _tau, _tie_stats
-from .ranks import _rankdata
+from .ranks import _rankdata, _sort_order
 
 #: Kendall uses per-vector pair signs (one byte per pair of systems) on groups of up to
 #: SIGN_VECTOR_MAX_N systems when they take at most SIGN_VECTOR_MAX_BYTES; otherwise it counts
@@ -88,7 +88,7 @@ def _prepare(X, method_code, signs):
                     for j in range(i + 1, n):
                         sign_vectors[g, m, p] = np.int8(x[j] > x[i]) - np.int8(x[j] < x[i])
                         p += 1
-                distinct, tied_pairs, v1, v2 = _tie_stats(x, False)
+                distinct, tied_pairs, v1, v2 = _tie_stats(_sort_order(x)[0])
                 ties[g, m, 0] = distinct
                 ties[g, m, 1] = tied_pairs
                 ties[g, m, 2] = v1
@@ -153,9 +153,11 @@ def _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, om
     return R
 
 
-@njit(cache=True)
 def _group_correlations(A, B, symmetric, method_code, variant_code, omit):
-    """:func:`group_correlations` of validated cubes, with integer option codes."""
+    """:func:`group_correlations` of validated cubes, with integer option codes.
+
+    Plain Python around the two compiled passes: a compiled wrapper would cost seconds of
+    compiling on a user's first run and save nothing."""
     n = A.shape[2]
     measures = A.shape[0] + (0 if symmetric else B.shape[0])
     signs = (

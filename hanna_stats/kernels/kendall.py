@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from ._options import TAU_A, TAU_B, TAU_C, VARIANTS, check_option, validated
-from .ranks import _merge_sort
+from .ranks import _merge_sort, _sort_order
 
 #: Vectors up to this length are counted by the direct O(n^2) loop over pairs, longer ones by
 #: Knight's O(n log n) merge sort (measured crossover: 16 values without ties, 40 with many).
@@ -41,40 +41,30 @@ class KendallCounts(NamedTuple):
 
 
 @njit(cache=True)
-def _tie_stats(x, is_sorted=True):
-    """Tie structure of a 1-D array.
+def _tie_stats(x):
+    """Tie structure of a sorted 1-D array, in one pass over its runs of equal values.
 
     Returns ``(distinct, tied_pairs, v1, v2)``: the number of distinct values, the number of
     tied pairs ``sum t (t - 1) / 2``, ``v1 = sum t (t - 1) (2 t + 5)`` and
-    ``v2 = sum t (t - 1) (t - 2)``, the sums running over the groups of ``t`` equal values. A
-    group's size is the length of its run when ``x`` is sorted (O(n)); otherwise it is counted
-    from the group's first member by comparing values (O(n^2), for short vectors: no allocation).
+    ``v2 = sum t (t - 1) (t - 2)``, the sums running over the runs of ``t`` equal values. (One
+    signature: a flag for unsorted input would compile a second version, seconds on a user's
+    first run; callers sort with :func:`~hanna_stats.kernels.ranks._sort_order`.)
     """
     n = x.size
     distinct = 0
     pairs = 0
     v1 = 0.0
     v2 = 0.0
-    for i in range(n):
-        if is_sorted:
-            if i > 0 and x[i - 1] == x[i]:
-                continue
-            t = 1
-            while i + t < n and x[i + t] == x[i]:
-                t += 1
-        else:
-            first = True
-            for j in range(i):
-                first = first and x[j] != x[i]
-            if not first:
-                continue
-            t = 1
-            for j in range(i + 1, n):
-                t += x[j] == x[i]
+    i = 0
+    while i < n:
+        t = 1
+        while i + t < n and x[i + t] == x[i]:
+            t += 1
         distinct += 1
         pairs += t * (t - 1) // 2
         v1 += t * (t - 1.0) * (2 * t + 5)
         v2 += t * (t - 1.0) * (t - 2)
+        i += t
     return distinct, pairs, v1, v2
 
 
@@ -116,7 +106,9 @@ def _counts_quadratic(x, y):
             )
             s += p
             q += p * p
-    return _counts_from_sign_sums(n, s, q, _tie_stats(x, False), _tie_stats(y, False))
+    return _counts_from_sign_sums(
+        n, s, q, _tie_stats(_sort_order(x)[0]), _tie_stats(_sort_order(y)[0])
+    )
 
 
 @njit(cache=True)
@@ -128,7 +120,7 @@ def _counts_mergesort(x, y):
     xs = x.copy()
     ys = y.copy()
     _merge_sort(xs, ys)
-    x_ties = _tie_stats(xs, True)
+    x_ties = _tie_stats(xs)
     # Within each run of equal x, order y ascending and count the pairs tied in both.
     xy_pairs = 0
     start = 0
@@ -138,10 +130,10 @@ def _counts_mergesort(x, y):
             stop += 1
         if stop - start > 1:
             _merge_sort(ys[start:stop], xs[start:stop])  # xs is constant there
-            xy_pairs += _tie_stats(ys[start:stop], True)[1]
+            xy_pairs += _tie_stats(ys[start:stop])[1]
         start = stop
     discordant = _merge_sort(ys, xs)
-    y_ties = _tie_stats(ys, True)
+    y_ties = _tie_stats(ys)
     untied = n * (n - 1) // 2 - x_ties[1] - y_ties[1] + xy_pairs  # C + D
     return _counts_from_sign_sums(n, untied - 2 * discordant, untied, x_ties, y_ties)
 
