@@ -212,6 +212,14 @@ def williams_frame(
     names = np.asarray(cube.measures, dtype=object)
     metrics = len(metric_idx)
     a_idx, b_idx = np.nonzero(~np.eye(metrics, dtype=bool))  # ordered pairs a != b
+    # The pairs' names once; each (criterion, level, method) block reuses them without copying.
+    pairs = pl.DataFrame(
+        {
+            "measure_a": names[metric_idx[a_idx]].tolist(),
+            "measure_b": names[metric_idx[b_idx]].tolist(),
+        },
+        schema={"measure_a": pl.String, "measure_b": pl.String},
+    )
     frames = []
     for level in levels:
         inputs, systems = cube.values.shape[1:]
@@ -231,26 +239,29 @@ def williams_frame(
             res = williams_test(r, RM, n_level, alternative=alternative)
             for c, name in enumerate(criteria):
                 columns = {
-                    "criterion": name,
-                    "level": level,
-                    "method": method,
-                    "measure_a": names[metric_idx[a_idx]].tolist(),
-                    "measure_b": names[metric_idx[b_idx]].tolist(),
                     "r_a": r[c, a_idx],
                     "r_b": r[c, b_idx],
                     "r_ab": RM[a_idx, b_idx],
-                    "n": n_level,
                     "statistic": res.statistic[c, a_idx, b_idx],
                     "pvalue": res.pvalue[c, a_idx, b_idx],
                 }
-                frame = pl.DataFrame(columns, schema=WILLIAMS_SCHEMA)
                 if correction is not None:
-                    adjusted = adjust_pvalues(res.pvalue[c, a_idx, b_idx], method=correction)
-                    frame = frame.with_columns(pvalue_adjusted=pl.Series(adjusted))
-                frames.append(frame)
+                    columns["pvalue_adjusted"] = adjust_pvalues(
+                        columns["pvalue"], method=correction
+                    )
+                frames.append(
+                    pairs.with_columns(
+                        pl.lit(name).alias("criterion"),
+                        pl.lit(level).alias("level"),
+                        pl.lit(method).alias("method"),
+                        pl.lit(n_level, dtype=pl.Int64).alias("n"),
+                        **{k: pl.Series(v, dtype=pl.Float64) for k, v in columns.items()},
+                    )
+                )
+    order = [*WILLIAMS_SCHEMA, *(["pvalue_adjusted"] if correction is not None else [])]
     if not frames:
         return pl.DataFrame(schema=WILLIAMS_SCHEMA)
-    return pl.concat(frames)
+    return pl.concat(frames, rechunk=False).select(order)
 
 
 BOOTSTRAP_SCHEMA = {
