@@ -41,8 +41,8 @@ def _prepare_column(x, method_code, unit, signs):
 def _from_prepared(unit_a, signs_a, ties_a, unit_b, signs_b, ties_b, n, kendall, variant_code):
     """Correlation of two vectors prepared by :func:`_prepare_column` (both defined)."""
     if kendall:
-        s = 0
-        q = 0
+        s = np.int64(0)  # not a literal: one compiled signature of the callee
+        q = np.int64(0)
         for p in range(signs_a.size):
             v = np.int64(signs_a[p]) * np.int64(signs_b[p])
             s += v

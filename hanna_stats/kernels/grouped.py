@@ -100,8 +100,8 @@ def _prepare(X, method_code, signs):
 def _tau_from_signs(signs_a, signs_b, ties_a, ties_b, g, i, j, n, variant_code):
     # Indexes the prepared arrays directly: array views in the parallel loop would contend on
     # their reference counts.
-    s = 0
-    q = 0
+    s = np.int64(0)  # not a literal: one compiled signature of the callee
+    q = np.int64(0)
     for k in range(signs_a.shape[2]):
         p = np.int64(signs_a[g, i, k]) * np.int64(signs_b[g, j, k])
         s += p

@@ -98,7 +98,7 @@ def _counts_from_sign_sums(n, s, q, x_ties, y_ties):
 @njit(cache=True)
 def _counts_quadratic(x, y):
     n = x.size
-    s = q = 0
+    s = q = np.int64(0)  # not a literal: one compiled signature of the callee
     for i in range(n):
         for j in range(i + 1, n):
             p = (np.int64(x[j] > x[i]) - np.int64(x[j] < x[i])) * (

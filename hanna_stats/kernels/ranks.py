@@ -83,9 +83,12 @@ def _merge_sort(keys, payload):
 
 @njit(cache=True)
 def _sort_order(x):
-    """Sorted copy of ``x`` and the stable permutation that sorts it (``x[order] == sorted``)."""
+    """Sorted copy of ``x`` and the stable permutation that sorts it (``x[order] == sorted``).
+
+    The permutation is float64 (positions, exact below 2**53): :func:`_merge_sort` is then
+    compiled for one payload type, the one Kendall's counting uses, not twice."""
     values = x.copy()
-    order = np.arange(x.size)
+    order = np.arange(x.size, dtype=np.float64)
     _merge_sort(values, order)
     return values, order
 
@@ -108,7 +111,7 @@ def _tie_ranks(x, rule):
         else:
             rank = float(stop - 1)
         for k in range(start, stop):
-            ranks[order[k]] = rank
+            ranks[np.int64(order[k])] = rank
         start = stop
     return ranks
 
