@@ -38,9 +38,9 @@ SCIPY = {
 
 def hanna_cube() -> tuple[np.ndarray, np.ndarray]:
     """(72 metrics, 96, 10) and (6 criteria, 96, 10), the Human system dropped."""
-    from hanna_stats.store import build_hanna_store, load_cube
+    from hanna_stats.store import build_hanna_store, load_study
 
-    cube = load_cube(build_hanna_store(HANNA_DIR), kinds=("human", "metric"))
+    cube = load_study(build_hanna_store(HANNA_DIR)).cube(kinds=("human", "metric"))
     human = np.asarray(cube.kinds) == "human"
     return np.ascontiguousarray(cube.values[~human]), np.ascontiguousarray(cube.values[human])
 

@@ -21,7 +21,7 @@ from correlations import best_time  # benchmarks/correlations.py: this folder is
 from hanna_stats.kernels import level_correlation
 from hanna_stats.kernels.pairs import paired_bootstrap
 from hanna_stats.kernels.williams import williams_test
-from hanna_stats.store import build_hanna_store, load_cube
+from hanna_stats.store import build_hanna_store, load_study
 
 REPO = Path(__file__).resolve().parents[1]
 LEVELS = {"story": "item", "system": "system"}
@@ -82,7 +82,7 @@ def _loop_williams(r: np.ndarray, R: np.ndarray, n: int) -> None:
 def main() -> None:
     default = os.environ.get("HANNA_DATA", REPO.parent / "shared" / "data" / "hanna")
     con = build_hanna_store(Path(sys.argv[1] if len(sys.argv) > 1 else default))
-    cube = load_cube(con, kinds=("human", "metric"))
+    cube = load_study(con).cube(kinds=("human", "metric"))
     X = cube.values
     measures, inputs, systems = X.shape
     human = np.asarray(cube.kinds) == "human"
