@@ -202,3 +202,16 @@ def test_metric_only_study_has_no_ratings(hanna_dir):
     con.close()
     assert study.ratings.height == 0
     assert study.values.shape == (78, 96, 11)
+
+
+def test_charts_draw_analysis_frames_in_a_notebook(metric_study):
+    """The report's chart builders take the analyses' frames as they are, names optional."""
+    from hanna_stats.analyses import borda, system_means
+    from reports import charts
+
+    frame = correlate(metric_study, level="system", method="kendall")
+    heatmap = chart_spec(charts.metric_heatmap(frame, x="against", y="measure", color="statistic"))
+    assert "BERTScore F1" in heatmap and "Empathy" in heatmap
+    assert "Relevance" in chart_spec(charts.dot_interval(system_means(metric_study)))
+    bars = chart_spec(charts.bar_scores(borda(metric_study).head(5), x="borda", y="measure"))
+    assert "chrF" in bars

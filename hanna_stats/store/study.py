@@ -29,41 +29,38 @@ T = TypeVar("T")
 #: Measure kinds of automatic measures (the rest is ``human``: criteria rated by people).
 AUTOMATIC_KINDS: tuple[str, ...] = ("metric", "llm-judge")
 
-# Every item-level value (view story_scores), with 0-based codes of each axis in catalogue
-# order (position, then name). Systems and inputs without any value are left out.
+# Every item-level value (view story_scores) in one pass over the view. Rows with m, g and
+# s >= 0 are values; the others name one code of one axis (codes are 0-based ranks in catalogue
+# and store order: position, then name). Systems and inputs without any value are left out.
 _CUBE = """
-WITH ms AS (
-    SELECT measure_id, row_number() OVER (ORDER BY position NULLS LAST, name) - 1 AS m
-    FROM measures WHERE measure_id IN (SELECT DISTINCT measure_id FROM story_scores)
+WITH sel AS MATERIALIZED (
+    SELECT measure_id, input_id, system_id, coalesce(value, 'NaN'::DOUBLE) AS value
+    FROM story_scores
+),
+ms AS (
+    SELECT measure_id, name, row_number() OVER (ORDER BY position NULLS LAST, name) - 1 AS m
+    FROM measures WHERE measure_id IN (SELECT measure_id FROM sel)
 ),
 gs AS (
-    SELECT input_id, row_number() OVER (ORDER BY position NULLS LAST, name) - 1 AS g
-    FROM inputs WHERE input_id IN (SELECT DISTINCT input_id FROM story_scores)
+    SELECT input_id, name, row_number() OVER (ORDER BY position NULLS LAST, name) - 1 AS g
+    FROM inputs WHERE input_id IN (SELECT input_id FROM sel)
 ),
 ss AS (
-    SELECT system_id, row_number() OVER (ORDER BY position NULLS LAST, name) - 1 AS s
-    FROM systems WHERE system_id IN (SELECT DISTINCT system_id FROM story_scores)
+    SELECT system_id, name, is_human,
+           row_number() OVER (ORDER BY position NULLS LAST, name) - 1 AS s
+    FROM systems WHERE system_id IN (SELECT system_id FROM sel)
 )
-SELECT m::BIGINT AS m, g::BIGINT AS g, s::BIGINT AS s, coalesce(value, 'NaN'::DOUBLE) AS value
-FROM story_scores JOIN ms USING (measure_id) JOIN gs USING (input_id) JOIN ss USING (system_id)
+SELECT m::BIGINT AS m, g::BIGINT AS g, s::BIGINT AS s, value, NULL AS name, NULL AS is_human
+FROM sel JOIN ms USING (measure_id) JOIN gs USING (input_id) JOIN ss USING (system_id)
+UNION ALL SELECT m, -1, -1, NULL, name, NULL FROM ms
+UNION ALL SELECT -1, g, -1, NULL, name, NULL FROM gs
+UNION ALL SELECT -1, -1, s, NULL, name, is_human FROM ss
 """
 
 _MEASURES = """
 SELECT name AS measure, kind, coalesce(family, '') AS family, reference_based, symbol,
        abbreviation, position
-FROM measures WHERE measure_id IN (SELECT DISTINCT measure_id FROM story_scores)
-ORDER BY position NULLS LAST, name
-"""
-
-_INPUTS = """
-SELECT name FROM inputs WHERE input_id IN (SELECT DISTINCT input_id FROM story_scores)
-ORDER BY position NULLS LAST, name
-"""
-
-_SYSTEMS = """
-SELECT name, is_human FROM systems
-WHERE system_id IN (SELECT DISTINCT system_id FROM story_scores)
-ORDER BY position NULLS LAST, name
+FROM measures ORDER BY position NULLS LAST, name
 """
 
 # Rater-level ratings of the human criteria, one row per rating. For each item and criterion,
@@ -293,21 +290,29 @@ def load_study(con: duckdb.DuckDBPyConnection) -> Study:
         If the store holds no item-level value.
     """
     rows = con.execute(_CUBE).fetchnumpy()
-    catalogue = con.sql(_MEASURES).pl()
-    if catalogue.is_empty():
-        raise ValueError("the store holds no values: ingest data first (see `ingest`)")
-    inputs = tuple(str(r[0]) for r in con.execute(_INPUTS).fetchall())
-    systems = con.execute(_SYSTEMS).fetchall()
-    values = np.full((catalogue.height, len(inputs), len(systems)), np.nan)
     m, g, s = (np.asarray(rows[c], dtype=np.intp) for c in ("m", "g", "s"))
-    values[m, g, s] = np.asarray(rows["value"], dtype=np.float64)
+    data = (m >= 0) & (g >= 0) & (s >= 0)
+    if not data.any():
+        raise ValueError("the store holds no values: ingest data first (see `ingest`)")
+    names = np.ma.getdata(rows["name"])
+
+    def axis(codes: np.ndarray) -> np.ndarray:
+        """The naming rows of one axis, in code order."""
+        rows_of = np.flatnonzero((codes >= 0) & ~data)
+        return rows_of[np.argsort(codes[rows_of])]
+
+    measures = tuple(str(x) for x in names[axis(m)])
+    catalogue = con.sql(_MEASURES).pl().filter(pl.col("measure").is_in(measures))
+    values = np.full((m.max() + 1, g.max() + 1, s.max() + 1), np.nan)
+    values[m[data], g[data], s[data]] = np.ma.getdata(rows["value"])[data].astype(np.float64)
+    systems = axis(s)
     return Study(
         values=values,
-        measures=tuple(catalogue["measure"]),
+        measures=measures,
         kinds=tuple(catalogue["kind"]),
-        inputs=inputs,
-        systems=tuple(str(name) for name, _ in systems),
-        is_human=np.array([bool(h) for _, h in systems], dtype=bool),
+        inputs=tuple(str(x) for x in names[axis(g)]),
+        systems=tuple(str(x) for x in names[systems]),
+        is_human=np.array([bool(h) for h in np.ma.getdata(rows["is_human"])[systems]]),
         catalogue=catalogue,
         ratings=con.sql(_RATINGS).pl(),
         counts=con.sql(_COUNTS).pl(),
