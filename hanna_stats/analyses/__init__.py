@@ -20,8 +20,9 @@ on the Study, so calling several analyses costs little more than the first.
 
 from importlib import import_module
 
-#: Public analysis -> its module (no module bears an analysis' name, which would shadow it). Imported on first use, so that ``from hanna_stats.analyses
-#: import correlate`` does not pay for the ratings, resampling or significance modules.
+#: Public analysis -> its module (no module bears an analysis' name, which would shadow it).
+#: Imported on first use, so that ``from hanna_stats.analyses import correlate`` does not pay
+#: for the ratings, resampling or significance modules.
 _HOME = {
     "agreement": "ratings",
     "system_means": "ratings",

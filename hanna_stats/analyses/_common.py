@@ -17,7 +17,6 @@ COEFFICIENTS: tuple[str, ...] = (*METHODS, "acc_eq")
 KERNEL_LEVEL = {"story": "item", "system": "system", "global": "global"}
 #: Kinds of automatic measures; analyses default to the paper's metrics only.
 DEFAULT_KINDS: tuple[str, ...] = ("metric",)
-__all__ = ["AUTOMATIC_KINDS"]
 
 
 def check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
