@@ -261,10 +261,17 @@ def _commands() -> tuple[Command, ...]:
             "sql",
             "run ad-hoc SQL against the store",
             "Run SQL against the store (read-only unless --write). Views: story_scores, "
-            "system_scores, scores_wide, rating_records, measure_catalogue.",
+            "system_scores, scores_wide, rating_records, measure_catalogue. The query reads and "
+            "writes nothing outside the store (no COPY TO, read_csv, ATTACH or extension "
+            "install) unless --allow-files.",
             (
                 opt("query"),
                 opt("--write", action="store_true", help="open the store file read-write"),
+                opt(
+                    "--allow-files",
+                    action="store_true",
+                    help="let the query read and write files (COPY, read_csv, ATTACH)",
+                ),
             ),
             _cmd_sql,
         ),
@@ -675,7 +682,7 @@ def _cmd_sql(command: Command, args: argparse.Namespace) -> int:
 
     con = _connect(args, read_only=not args.write)
     try:
-        _emit(run_query(con, args.query), args.format)
+        _emit(run_query(con, args.query, allow_files=args.allow_files), args.format)
     finally:
         con.close()
     return 0

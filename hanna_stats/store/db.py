@@ -90,18 +90,24 @@ def open_store(
     return con
 
 
-def run_query(con: duckdb.DuckDBPyConnection, query: str):
+def run_query(con: duckdb.DuckDBPyConnection, query: str, *, allow_files: bool = False):
     """Run ad-hoc SQL and return the rows of its last statement as a polars DataFrame.
 
-    A statement that returns no rows (``CREATE``, ``INSERT`` with ``--write``) gives an empty
-    frame.
+    Unless ``allow_files``, the connection is first sandboxed: DuckDB's external access is
+    turned off and its configuration locked, so the query reads and writes nothing but the store
+    (no ``COPY ... TO``, ``read_csv``, ``ATTACH``, extension installs, nor a ``SET`` that undoes
+    this). A statement that returns no rows (``CREATE``, ``INSERT`` on a store opened for
+    writing) gives an empty frame.
 
     Raises
     ------
     duckdb.Error
-        As DuckDB reports it.
+        As DuckDB reports it (``PermissionException`` for a file the sandbox refuses).
     """
     import polars as pl
 
+    if not allow_files:
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
     relation = con.sql(query)
     return pl.DataFrame() if relation is None else relation.pl()
