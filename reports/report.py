@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import glob
 import os
+import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -44,6 +46,34 @@ def _intro(settings: ReportSettings) -> str:
     )
 
 
+def _temporary(path: Path) -> Path:
+    """The temporary name of ``path`` for this process (``.<name>.<pid>.tmp`` beside it)."""
+    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+
+
+def _remove_leftovers(path: Path) -> None:
+    """Remove the temporary files or folders of ``path`` left by killed runs (their process is
+    gone; a live process's are left alone)."""
+    for leftover in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        pid = leftover.name[: -len(".tmp")].rsplit(".", 1)[1]
+        if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+            continue
+        if leftover.is_dir():
+            shutil.rmtree(leftover, ignore_errors=True)
+        else:
+            leftover.unlink(missing_ok=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
 def _atomic_write(path: Path, write) -> None:
     """Call ``write(tmp)`` on a temporary path beside ``path``, then rename it to ``path``.
 
@@ -51,7 +81,7 @@ def _atomic_write(path: Path, write) -> None:
     and a failure leaves ``path`` as it was (the temporary file is removed).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = _temporary(path)
     try:
         write(tmp)
         os.replace(tmp, path)
@@ -61,22 +91,34 @@ def _atomic_write(path: Path, write) -> None:
 
 
 def write_tables(sections: Iterable[Section], directory: Path) -> list[Path]:
-    """Write every table of ``sections`` as ``<name>.csv`` and ``<name>.parquet``.
+    """Write every table of ``sections`` as ``<name>.csv`` and ``<name>.parquet`` into a new
+    folder ``directory`` (which must not exist).
 
     Returns
     -------
     list of Path
         The files written.
     """
+    directory.mkdir(parents=True)
     written = []
     for section in sections:
         for table in section.tables:
             frame: pl.DataFrame = table.frame
             for suffix, write in ((".csv", frame.write_csv), (".parquet", frame.write_parquet)):
                 path = directory / f"{table.name}{suffix}"
-                _atomic_write(path, write)
+                write(path)
                 written.append(path)
     return written
+
+
+def _replace_folder(staged: Path, target: Path) -> None:
+    """Put the complete folder ``staged`` in the place of ``target``: two renames, the previous
+    set kept aside until the new one is in place."""
+    previous = target.with_name(f".{target.name}.old.{os.getpid()}.tmp")
+    if target.exists():
+        os.replace(target, previous)
+    os.replace(staged, target)
+    shutil.rmtree(previous, ignore_errors=True)
 
 
 def write_report(
@@ -88,8 +130,11 @@ def write_report(
 ) -> Path:
     """Build the report and write one self-contained HTML file.
 
-    The file is written to a temporary name beside ``out`` and renamed when complete, so a
-    failure leaves no partial report. The same store and settings give a byte-identical file.
+    The file is written to a temporary name beside ``out`` and renamed when complete, and the
+    tables are written to a temporary folder beside ``tables`` that replaces the previous one
+    only once the page is in place, so a failure leaves the previous report and the previous
+    set of tables. Temporary files of earlier killed runs are removed. The same store and
+    settings give a byte-identical file.
 
     Parameters
     ----------
@@ -111,7 +156,19 @@ def write_report(
     sections = build_report(study, settings)
     page = render_page(TITLE, _intro(settings), sections)
     out = Path(out)
-    _atomic_write(out, lambda tmp: tmp.write_text(page, encoding="utf-8"))
-    if tables is not None:
-        write_tables(sections, Path(tables))
+    targets = [out] if tables is None else [out, Path(tables)]
+    for target in targets:
+        _remove_leftovers(target)
+    staged = None
+    try:
+        if tables is not None:
+            staged = _temporary(Path(tables))
+            write_tables(sections, staged)
+        _atomic_write(out, lambda tmp: tmp.write_text(page, encoding="utf-8"))
+        if staged is not None:
+            _replace_folder(staged, Path(tables))
+    except BaseException:
+        if staged is not None:
+            shutil.rmtree(staged, ignore_errors=True)
+        raise
     return out

@@ -276,3 +276,37 @@ def test_report_renders_in_headless_chromium(hanna_report, tmp_path):
     assert all(w > 50 and h > 50 for w, h in sizes), sizes
     assert marks > 5000  # heatmap cells, violins, lines: the data were drawn
     assert shot.stat().st_size > 100_000
+
+
+def test_tables_are_replaced_as_a_set(metric_study, tmp_path, monkeypatch):
+    """A failure while writing the tables leaves the previous page and the previous set of
+    tables (it used to leave the new page beside a partial set); a killed run's temporary files
+    are removed by the next run."""
+    out, tables = tmp_path / "report.html", tmp_path / "tables"
+    settings = ReportSettings(resamples=20)
+    write_report(metric_study, out, settings, tables=tables)
+    page, files = out.read_bytes(), sorted(p.name for p in tables.iterdir())
+    (tables / "stale.csv").write_text("from an older version\n", encoding="utf-8")
+    dead = 2**22 + 12345  # above Linux's default pid_max: no such process
+    for leftover in (f".report.html.{dead}.tmp", f".tables.{dead}.tmp", f".tables.old.{dead}.tmp"):
+        (tmp_path / leftover).mkdir() if "tables" in leftover else (tmp_path / leftover).touch()
+
+    calls = []
+    original = pl.DataFrame.write_parquet
+
+    def full_disk(frame, path, *args, **kwargs):
+        calls.append(path)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+        return original(frame, path, *args, **kwargs)
+
+    monkeypatch.setattr(pl.DataFrame, "write_parquet", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        write_report(metric_study, out, ReportSettings(resamples=20, seed=1), tables=tables)
+    assert out.read_bytes() == page
+    assert sorted(p.name for p in tables.iterdir()) == sorted([*files, "stale.csv"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "tables"]
+
+    monkeypatch.undo()
+    write_report(metric_study, out, settings, tables=tables)  # the whole set, nothing stale
+    assert sorted(p.name for p in tables.iterdir()) == files
