@@ -16,8 +16,16 @@ import numpy as np
 import polars as pl
 
 from hanna_stats import analyses as an
-from hanna_stats.analyses._common import METHODS
+from hanna_stats.analyses._common import METHODS, check_choice, check_kinds
 from hanna_stats.analyses.significance import williams_frame
+from hanna_stats.kernels import (
+    CORRECTIONS,
+    RESAMPLE,
+    TIE_RULES,
+    check_confidence,
+    check_count,
+    check_seed,
+)
 from hanna_stats.store import Study
 from reports import charts
 from reports.html import Chart, Note, Section, Table
@@ -61,6 +69,27 @@ class ReportSettings:
     correction: str | None = None
     ties: str = "average"
     kinds: tuple[str, ...] = ("metric",)
+
+    def __post_init__(self) -> None:
+        """Check every setting before any work starts (a bad seed used to fail after the
+        whole bootstrap had run); ValueError naming the setting and what it accepts."""
+        if self.seed is None or isinstance(self.seed, np.random.Generator):
+            raise ValueError(f"seed must be an integer in [0, 2**63); got {self.seed!r}")
+        check_seed(self.seed)
+        check_count("resamples", self.resamples)
+        if not 0.0 < self.alpha < 0.5:
+            raise ValueError(f"alpha must lie in (0, 0.5); got {self.alpha!r}")
+        check_confidence(self.confidence)
+        for name, choices in (
+            ("ci_resample", RESAMPLE),
+            ("williams_level", LEVELS),
+            ("williams_method", METHODS),
+            ("ties", TIE_RULES),
+        ):
+            check_choice(name, getattr(self, name), choices)
+        if self.correction is not None:
+            check_choice("correction", self.correction, CORRECTIONS)
+        check_kinds(self.kinds)
 
 
 @dataclass(frozen=True)

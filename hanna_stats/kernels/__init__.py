@@ -30,6 +30,8 @@ from ._options import (
     TIE_RULES,
     VARIANTS,
     check_confidence,
+    check_count,
+    check_seed,
 )
 from .accuracy import pairwise_accuracy
 from .agreement import AlphaResult, ICCResult, intraclass_corr, krippendorff_alpha
@@ -77,6 +79,8 @@ __all__ = [
     "bootstrap_indices",
     "borda_count",
     "check_confidence",
+    "check_count",
+    "check_seed",
     "correlation",
     "group_correlations",
     "intraclass_corr",
