@@ -59,31 +59,29 @@ NO_RATINGS = (
 )
 BUILD_STORE = "build one with `python -m hanna_stats ingest --db FILE DIR`"
 
-#: Choice lists by name: (module, constant, number of leading entries or None for all). The
-#: module is imported when a parser using the list is built. "story-system": the levels of the
-#: analyses that have no global level (the first two of LEVELS: story, system).
-CHOICES: dict[str, tuple[str, str, int | None]] = {
-    "level": ("hanna_stats.analyses._common", "LEVELS", None),
-    "story-system": ("hanna_stats.analyses._common", "LEVELS", 2),
-    "method": ("hanna_stats.analyses._common", "METHODS", None),
-    "coefficient": ("hanna_stats.analyses._common", "COEFFICIENTS", None),
-    "variant": ("hanna_stats.analyses._common", "VARIANTS", None),
-    "nan_policy": ("hanna_stats.analyses._common", "NAN_POLICIES", None),
-    "against": ("hanna_stats.analyses.correlations", "AGAINST", None),
-    "kinds": ("hanna_stats.store", "AUTOMATIC_KINDS", None),
-    "ties": ("hanna_stats.kernels", "TIE_RULES", None),
-    "correction": ("hanna_stats.kernels", "CORRECTIONS", None),
-    "alternative": ("hanna_stats.kernels", "ALTERNATIVES", None),
-    "resample": ("hanna_stats.kernels", "RESAMPLE", None),
-    "ci_method": ("hanna_stats.kernels", "CI_METHODS", None),
+#: Choice lists by name: (module, constant). The module is imported when a parser using the
+#: list is built.
+CHOICES: dict[str, tuple[str, str]] = {
+    "level": ("hanna_stats.analyses._common", "LEVELS"),
+    "story-system": ("hanna_stats.analyses._common", "STORY_SYSTEM_LEVELS"),
+    "method": ("hanna_stats.analyses._common", "METHODS"),
+    "coefficient": ("hanna_stats.analyses._common", "COEFFICIENTS"),
+    "variant": ("hanna_stats.analyses._common", "VARIANTS"),
+    "nan_policy": ("hanna_stats.analyses._common", "NAN_POLICIES"),
+    "against": ("hanna_stats.analyses.correlations", "AGAINST"),
+    "kinds": ("hanna_stats.store", "AUTOMATIC_KINDS"),
+    "ties": ("hanna_stats.kernels", "TIE_RULES"),
+    "correction": ("hanna_stats.kernels", "CORRECTIONS"),
+    "alternative": ("hanna_stats.kernels", "ALTERNATIVES"),
+    "resample": ("hanna_stats.kernels", "RESAMPLE"),
+    "ci_method": ("hanna_stats.kernels", "CI_METHODS"),
 }
 
 
 def choices(name: str) -> tuple[str, ...]:
     """The choice list called ``name`` in :data:`CHOICES`, imported now."""
-    module, constant, head = CHOICES[name]
-    values = getattr(importlib.import_module(module), constant)
-    return tuple(values[:head] if head else values)
+    module, constant = CHOICES[name]
+    return tuple(getattr(importlib.import_module(module), constant))
 
 
 # --------------------------------------------------------------------------- the table

@@ -16,7 +16,12 @@ import numpy as np
 import polars as pl
 
 from hanna_stats import analyses as an
-from hanna_stats.analyses._common import METHODS, check_choice, check_kinds
+from hanna_stats.analyses._common import (
+    METHODS,
+    STORY_SYSTEM_LEVELS,
+    check_choice,
+    check_kinds,
+)
 from hanna_stats.analyses.significance import williams_frame
 from hanna_stats.kernels import (
     CORRECTIONS,
@@ -30,7 +35,7 @@ from hanna_stats.store import Study
 from reports import charts
 from reports.html import Chart, Note, Section, Table
 
-LEVELS = ("story", "system")
+LEVELS = STORY_SYSTEM_LEVELS
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,8 @@ from hanna_stats.kernels import LevelCorrelationResult, level_correlation, pairw
 from hanna_stats.store import AUTOMATIC_KINDS, Cube, Study
 
 LEVELS: tuple[str, ...] = ("story", "system", "global")
+#: The levels of the analyses that resample or rank by level (no global level).
+STORY_SYSTEM_LEVELS: tuple[str, ...] = LEVELS[:2]
 METHODS: tuple[str, ...] = ("pearson", "spearman", "kendall")
 VARIANTS: tuple[str, ...] = ("a", "b", "c")
 NAN_POLICIES: tuple[str, ...] = ("omit", "propagate", "raise")

@@ -15,6 +15,7 @@ from hanna_stats.analyses._common import (
     DEFAULT_KINDS,
     KERNEL_LEVEL,
     METHODS,
+    STORY_SYSTEM_LEVELS,
     check_choice,
     criteria_cube,
     human_mask,
@@ -81,7 +82,7 @@ def borda(
     ValueError
         If a correlation is undefined (NaN): a Borda count needs every column complete.
     """
-    check_choice("level", level, ("story", "system"))
+    check_choice("level", level, STORY_SYSTEM_LEVELS)
     check_choice("ties", ties, TIE_RULES)
     columns = pl.concat(
         [
@@ -152,7 +153,7 @@ def topk(
         followed by those of :func:`correlate` (``measure, against, level, method, variant,
         statistic, n_groups, n_skipped``).
     """
-    check_choice("level", level, ("story", "system"))
+    check_choice("level", level, STORY_SYSTEM_LEVELS)
     check_choice("method", method, METHODS)
     cube = criteria_cube(study, kinds, include_human)
     human = human_mask(cube)

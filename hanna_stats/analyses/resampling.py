@@ -21,12 +21,13 @@ from hanna_stats.analyses._common import (
     DEFAULT_KINDS,
     KERNEL_LEVEL,
     METHODS,
+    STORY_SYSTEM_LEVELS,
     check_choice,
     check_kinds,
     correlation_matrix,
     human_mask,
 )
-from hanna_stats.kernels import bootstrap_ci, permutation_test_pairs
+from hanna_stats.kernels import CI_METHODS, RESAMPLE, bootstrap_ci, permutation_test_pairs
 from hanna_stats.store import Study
 
 
@@ -89,10 +90,10 @@ def correlation_ci(
     --------
     >>> correlation_ci(study, level="system", method="pearson", ci_method="bca")  # doctest: +SKIP
     """
-    check_choice("level", level, ("story", "system"))
+    check_choice("level", level, STORY_SYSTEM_LEVELS)
     check_choice("method", method, METHODS)
-    check_choice("resample", resample, ("inputs", "systems", "both"))
-    check_choice("ci_method", ci_method, ("percentile", "bca"))
+    check_choice("resample", resample, RESAMPLE)
+    check_choice("ci_method", ci_method, CI_METHODS)
     kinds = check_kinds(kinds)
     targets = [against] if isinstance(against, str) and against != "criteria" else against
     statistic = None

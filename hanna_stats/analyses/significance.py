@@ -38,6 +38,7 @@ from hanna_stats.analyses._common import (
     DEFAULT_KINDS,
     LEVELS,
     METHODS,
+    STORY_SYSTEM_LEVELS,
     check_choice,
     correlation_matrix,
     criteria_cube,
@@ -150,7 +151,7 @@ def williams(
 def williams_all(
     study: Study,
     *,
-    levels: tuple[str, ...] = ("story", "system"),
+    levels: tuple[str, ...] = STORY_SYSTEM_LEVELS,
     methods: tuple[str, ...] = METHODS,
     alternative: Literal["greater", "two-sided", "less"] = "greater",
     correction: Correction | None = None,
