@@ -250,6 +250,17 @@ def _commands() -> tuple[Command, ...]:
                 opt("--db", type=Path, required=True, help="store file (created if missing)"),
                 opt("--format", choices=("auto", *INGESTERS), default="auto", keyword=False),
                 opt("--human-system", help="tidy files: the system holding human references"),
+                opt("--study", help="tidy files: the study's name (default: the file's stem)"),
+                opt(
+                    "--extend",
+                    action="store_true",
+                    help="add a file of another study (none of its inputs in the store)",
+                ),
+                opt(
+                    "--replace",
+                    action="store_true",
+                    help="let the file change values already in the store",
+                ),
             ),
             _cmd_ingest,
             source=False,
@@ -468,6 +479,11 @@ def _commands() -> tuple[Command, ...]:
                     help="reproduce the published HANNA values",
                 ),
                 opt("--force", action="store_true", help="recompute scores already in the store"),
+                opt(
+                    "--extend",
+                    action="store_true",
+                    help="score texts of another study than the store's into it",
+                ),
                 opt("--device", help="torch device for model-based metrics (cpu, cuda)"),
                 opt("--batch-size", type=int, default=32, help="batch size of model-based metrics"),
                 opt(
@@ -656,20 +672,21 @@ def _cmd_ingest(command: Command, args: argparse.Namespace) -> int:
     for path in args.paths:  # before the store file is created
         if not path.exists():
             raise store.DataNotFoundError(f"{path}: no such file or folder")
+    policy = {"extend": args.extend, "replace": args.replace}
     con = store.open_store(args.db)
     try:
         for path in args.paths:
             if path.is_dir():
-                con.close()
-                con = store.build_hanna_store(path, db_path=args.db)
-                print(f"{path}: HANNA folder ingested")
-                continue
-            fmt = args.format
-            if fmt == "auto":
-                fmt = _HANNA_FILE_FORMATS.get(path.name, "tidy")
-            kwargs = {"human_system": args.human_system} if fmt == "tidy" else {}
-            summary = getattr(store, INGESTERS[fmt])(con, path, **kwargs)
-            print(f"{path}: {fmt}: {summary}")
+                summaries = store.ingest_hanna_dir(con, path, **policy)
+            else:
+                fmt = args.format
+                if fmt == "auto":
+                    fmt = _HANNA_FILE_FORMATS.get(path.name, "tidy")
+                tidy = {"human_system": args.human_system, "study": args.study}
+                kwargs = {**policy, **(tidy if fmt == "tidy" else {})}
+                summaries = [getattr(store, INGESTERS[fmt])(con, path, **kwargs)]
+            for summary in summaries:
+                print(summary)
     finally:
         con.close()
     return 0
@@ -722,7 +739,9 @@ def _cmd_score(command: Command, args: argparse.Namespace) -> int:
 
         con = open_store(args.db)
         try:
-            tidy = score_into_store(con, data, metrics, config, force=args.force)
+            tidy = score_into_store(
+                con, data, metrics, config, force=args.force, extend=args.extend
+            )
         finally:
             con.close()
         print(f"{args.input}: {tidy.height} scores written to {args.db}")

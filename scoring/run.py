@@ -143,10 +143,13 @@ def score_into_store(
     config: ScoringConfig,
     *,
     force: bool = False,
+    extend: bool = False,
 ) -> pl.DataFrame:
     """Score ``data`` and write the values as measures into the store, in one transaction.
 
-    (item, measure) pairs already holding a value are skipped unless ``force``. Items are named
+    (item, measure) pairs already holding a value are skipped unless ``force`` (which replaces
+    them). Texts of another study than the store's (none of their inputs in it) need
+    ``extend``. Items are named
     as in the input (HANNA files as the store names HANNA items, so recomputed and published
     metrics share items). Measures get family, reference_based and symbol from the registry
     and kind ``metric``; measures already stored keep their catalogue rows.
@@ -174,5 +177,7 @@ def score_into_store(
         data.frame,
         tidy.select("item", pl.col("metric").alias("measure"), "value"),
         catalogue,
+        extend=extend,
+        replace=force,
     )
     return tidy

@@ -83,6 +83,13 @@ CREATE TABLE IF NOT EXISTS ratings (
     PRIMARY KEY (item_id, rater_id, measure_id)
 );
 
+-- The study the store holds: one row, written by the first ingest (HANNA, or the name given to
+-- a tidy ingest). A store holds one study: an ingest whose inputs are all new to a store that
+-- already has some is refused unless it asks to extend the study (ingest --extend).
+CREATE TABLE IF NOT EXISTS study (
+    name VARCHAR NOT NULL
+);
+
 -- Provenance: one row per ingested file (the same file ingested twice keeps one row).
 CREATE TABLE IF NOT EXISTS ingests (
     source   VARCHAR NOT NULL,                   -- file name

@@ -8,7 +8,17 @@ import pytest
 from hanna_stats.store import DataNotFoundError, open_store
 from hanna_stats.store.db import read_sql, sql_path
 
-TABLES = {"systems", "inputs", "items", "raters", "measures", "scores", "ratings", "ingests"}
+TABLES = {
+    "systems",
+    "inputs",
+    "items",
+    "raters",
+    "measures",
+    "scores",
+    "ratings",
+    "study",
+    "ingests",
+}
 VIEWS = {"measure_catalogue", "rating_records", "story_scores", "system_scores"}
 
 

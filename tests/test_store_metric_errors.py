@@ -246,11 +246,12 @@ def test_error_after_writes_rolls_back(tmp_path, metric_file, monkeypatch):
 
     monkeypatch.setattr(batch_module, "refresh_scores_wide", broken)
     with pytest.raises(RuntimeError, match="disk full"):
-        ingest_hanna_llm(con, write(tmp_path / "llm.csv", *llm_table()))
+        # (this synthetic LLM file's criteria differ from the metric file's: replace=True)
+        ingest_hanna_llm(con, write(tmp_path / "llm.csv", *llm_table()), replace=True)
     assert counts(con) == before
     assert con.execute('SELECT count("BLEU") FROM scores_wide').fetchall() == view_before
     monkeypatch.undo()
-    ingest_hanna_llm(con, tmp_path / "llm.csv")  # the connection is usable again
+    ingest_hanna_llm(con, tmp_path / "llm.csv", replace=True)  # the connection is usable again
     assert counts(con)["ratings"] == 3 * N * 3 * 6
 
 

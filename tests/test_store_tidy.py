@@ -75,7 +75,12 @@ def test_tidy_without_rater_column_and_existing_measure(tmp_path):
     # A second study re-uses the measure name: its kind and position are kept; new systems and
     # inputs are placed after those stored.
     second = first.with_columns(pl.col("item") + "-x", pl.col("input") + "-x", pl.col("value") * 2)
-    ingest_tidy(con, write_csv(tmp_path / "b.csv", second))
+    before = counts(con)
+    with pytest.raises(InputError, match=r"b\.csv: shares none of its 2 inputs .*'a'.*--extend"):
+        ingest_tidy(con, write_csv(tmp_path / "b.csv", second))
+    assert counts(con) == before
+    summary = ingest_tidy(con, tmp_path / "b.csv", extend=True)
+    assert summary.added == {"systems": 0, "inputs": 2, "items": 6, "measures": 0, "values": 6}
     assert counts(con)["measures"] == 1 and counts(con)["items"] == 12
     positions = con.execute("SELECT name, position FROM inputs ORDER BY position").fetchall()
     assert positions == [("doc0", 0), ("doc1", 1), ("doc0-x", 2), ("doc1-x", 3)]
@@ -85,7 +90,16 @@ def test_reingest_changed_values_upserts(tmp_path):
     con = open_store()
     df = tidy_frame()
     ingest_tidy(con, write_csv(tmp_path / "a.csv", df))
-    ingest_tidy(con, write_csv(tmp_path / "b.csv", df.with_columns(pl.col("value") + 1)))
+    before = counts(con)
+    changed = write_csv(tmp_path / "b.csv", df.with_columns(pl.col("value") + 1))
+    with pytest.raises(InputError, match=r"would replace 18 value\(s\) .*--replace"):
+        ingest_tidy(con, changed)
+    assert counts(con) == before
+    summary = ingest_tidy(con, changed, replace=True)
+    assert summary.replaced == 18 and summary.added["values"] == 0
+    # The same values in another file (another SHA-256) replace nothing and need no option.
+    same = write_csv(tmp_path / "c.csv", df.with_columns(pl.col("value") + 1.0).reverse())
+    assert ingest_tidy(con, same).replaced == 0
     assert counts(con)["scores"] == 6 and counts(con)["ratings"] == 12
     assert con.execute("SELECT min(score) FROM ratings").fetchall() == [(2.0,)]
 

@@ -7,7 +7,7 @@ a tidy file; :func:`run_query` runs ad-hoc SQL; :func:`fetch_hanna` and
 :func:`resolve_hanna_dir` find the HANNA data.
 """
 
-from hanna_stats.store.cube import Cube, build_hanna_store
+from hanna_stats.store.cube import Cube, build_hanna_store, ingest_hanna_dir
 from hanna_stats.store.db import open_store, run_query
 from hanna_stats.store.errors import DataNotFoundError, InputError
 from hanna_stats.store.fetch import fetch_hanna, resolve_hanna_dir
@@ -28,6 +28,7 @@ __all__ = [
     "build_hanna_store",
     "fetch_hanna",
     "ingest_hanna_annotations",
+    "ingest_hanna_dir",
     "ingest_hanna_llm",
     "ingest_hanna_metric_scores",
     "ingest_tidy",

@@ -240,8 +240,105 @@ def _upsert(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
     )
 
 
-def write_batch(con: duckdb.DuckDBPyConnection, batch: Batch, source: Source, fmt: str) -> None:
+#: What an ingest adds, per table: names (or keys) in the batch that the store does not hold.
+_ADDED = {
+    "systems": "SELECT count(*) FROM _hs_systems b WHERE b.name NOT IN (SELECT name FROM systems)",
+    "inputs": "SELECT count(*) FROM _hs_inputs b WHERE b.name NOT IN (SELECT name FROM inputs)",
+    "items": "SELECT count(*) FROM _hs_items b WHERE b.name NOT IN (SELECT name FROM items)",
+    "measures": "SELECT count(*) FROM _hs_measures b "
+    "WHERE b.name NOT IN (SELECT name FROM measures)",
+    "values": """
+        SELECT (SELECT count(*) FROM _hs_scores b WHERE NOT EXISTS (
+                    SELECT 1 FROM scores s JOIN items it USING (item_id)
+                    JOIN measures m USING (measure_id)
+                    WHERE it.name = b.item AND m.name = b.measure))
+             + (SELECT count(*) FROM _hs_ratings b WHERE NOT EXISTS (
+                    SELECT 1 FROM ratings r JOIN items it USING (item_id)
+                    JOIN measures m USING (measure_id) JOIN raters rt USING (rater_id)
+                    WHERE it.name = b.item AND m.name = b.measure AND rt.name = b.rater))
+    """,
+}
+
+# Stored values the batch would change: (item, measure, rater or NULL, stored, new), first by
+# item, measure and rater.
+_CHANGED = """
+SELECT it.name AS item, m.name AS measure, NULL AS rater, s.value AS stored, b.value AS new
+FROM _hs_scores b
+JOIN items it ON it.name = b.item
+JOIN measures m ON m.name = b.measure
+JOIN scores s ON s.item_id = it.item_id AND s.measure_id = m.measure_id
+WHERE s.value IS DISTINCT FROM b.value
+UNION ALL
+SELECT it.name, m.name, rt.name, r.score, b.score
+FROM _hs_ratings b
+JOIN items it ON it.name = b.item
+JOIN measures m ON m.name = b.measure
+JOIN raters rt ON rt.name = b.rater
+JOIN ratings r ON r.item_id = it.item_id AND r.measure_id = m.measure_id
+                  AND r.rater_id = rt.rater_id
+WHERE r.score IS DISTINCT FROM b.score
+ORDER BY item, measure, rater NULLS FIRST
+"""
+
+
+@dataclass(frozen=True)
+class WriteReport:
+    """What :func:`write_batch` did: ``added`` counts per ``systems, inputs, items, measures,
+    values`` (new to the store), ``replaced`` the stored values it changed."""
+
+    added: dict[str, int]
+    replaced: int
+
+
+def _check_study(
+    con: duckdb.DuckDBPyConnection, source: Source, study: str, extend: bool
+) -> None:
+    """Refuse a batch of another study: none of its inputs is in a store that has inputs."""
+    ((stored, shared, new),) = con.execute(
+        "SELECT (SELECT count(*) FROM inputs), "
+        "(SELECT count(*) FROM _hs_inputs b WHERE b.name IN (SELECT name FROM inputs)), "
+        "(SELECT count(*) FROM _hs_inputs)"
+    ).fetchall()
+    if extend or not stored or not new or shared:
+        return
+    held = con.execute("SELECT name FROM study").fetchall()
+    name = held[0][0] if held else "unnamed"
+    raise source.error(
+        f"shares none of its {new} inputs with the study this store holds ({name!r}, "
+        f"{stored} inputs): it looks like another study ({study!r}); ingest it into another "
+        "store, or pass --extend to add it to this one"
+    )
+
+
+def _check_replacements(con: duckdb.DuckDBPyConnection, source: Source, replace: bool) -> int:
+    """The number of stored values the batch changes; refused unless ``replace``."""
+    changed = con.execute(f"SELECT count(*) FROM ({_CHANGED})").fetchall()[0][0]
+    if changed and not replace:
+        item, measure, rater, stored, new = con.execute(f"{_CHANGED} LIMIT 1").fetchall()[0]
+        by = f", rater {rater!r}" if rater is not None else ""
+        raise source.error(
+            f"would replace {changed:,} value(s) already in the store (first: item {item!r}, "
+            f"measure {measure!r}{by}: {stored!r} -> {new!r}); pass --replace to replace them"
+        )
+    return changed
+
+
+def write_batch(
+    con: duckdb.DuckDBPyConnection,
+    batch: Batch,
+    source: Source,
+    fmt: str,
+    *,
+    study: str,
+    extend: bool = False,
+    replace: bool = False,
+) -> WriteReport:
     """Write ``batch`` and record ``source`` in ``ingests``, all in one transaction.
+
+    A store holds one study (table ``study``, named by its first ingest): a batch none of whose
+    inputs the store holds is another study and is refused unless ``extend``; a batch that
+    would change values already stored is refused unless ``replace``. Values equal to the
+    stored ones are not replacements, so re-ingesting the same data is harmless.
 
     Parameters
     ----------
@@ -253,12 +350,20 @@ def write_batch(con: duckdb.DuckDBPyConnection, batch: Batch, source: Source, fm
         The file they come from.
     fmt : str
         Format name recorded in ``ingests``.
+    study : str
+        The study's name, recorded when the store has none yet.
+    extend, replace : bool
+        Allow another study into the store; allow changing stored values.
+
+    Returns
+    -------
+    WriteReport
 
     Raises
     ------
     InputError
-        If the batch's items contradict items already stored; the store is then unchanged, as
-        after any other error.
+        If the batch's items contradict items already stored, belong to another study, or
+        would replace values, as above; the store is then unchanged, as after any other error.
     """
     frames = {
         "_hs_systems": batch.systems,
@@ -275,10 +380,17 @@ def write_batch(con: duckdb.DuckDBPyConnection, batch: Batch, source: Source, fm
         con.execute("BEGIN TRANSACTION")
         try:
             _check_items(con, source)
+            _check_study(con, source, study, extend)
+            replaced = _check_replacements(con, source, replace)
+            added = {what: con.execute(q).fetchall()[0][0] for what, q in _ADDED.items()}
             _upsert(con, batch)
             con.execute(
                 "INSERT INTO ingests (source, sha256, format, n_values) VALUES (?, ?, ?, ?)",
                 [source.name, source.sha256, fmt, batch.n_values],
+            )
+            con.execute(
+                "INSERT INTO study (name) SELECT ? WHERE NOT EXISTS (SELECT 1 FROM study)",
+                [study],
             )
             refresh_scores_wide(con)
         except BaseException:
@@ -288,3 +400,4 @@ def write_batch(con: duckdb.DuckDBPyConnection, batch: Batch, source: Source, fm
     finally:
         for name in frames:
             con.unregister(name)
+    return WriteReport(added, replaced)

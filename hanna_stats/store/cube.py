@@ -12,6 +12,7 @@ from hanna_stats.store.db import open_store
 from hanna_stats.store.errors import DataNotFoundError
 from hanna_stats.store.fetch import ANNOTATIONS_FILE, LLM_FILE, METRIC_SCORES_FILE
 from hanna_stats.store.ingest import (
+    IngestSummary,
     ingest_hanna_annotations,
     ingest_hanna_llm,
     ingest_hanna_metric_scores,
@@ -43,14 +44,52 @@ class Cube:
     systems: list[str]
 
 
-def build_hanna_store(
-    data_dir: str | Path, db_path: str | Path | None = None
-) -> duckdb.DuckDBPyConnection:
-    """Open (or create) a store and ingest the HANNA files found in ``data_dir``.
+def ingest_hanna_dir(
+    con: duckdb.DuckDBPyConnection,
+    data_dir: str | Path,
+    *,
+    extend: bool = False,
+    replace: bool = False,
+) -> list[IngestSummary]:
+    """Ingest the HANNA files found in ``data_dir`` into an open store.
 
     ``hanna_metric_scores.csv`` is required; ``hanna_metric_scores_llm.csv`` and
     ``hanna_stories_annotations.csv`` are ingested when present. Files already ingested are
-    skipped, so calling this again on the same store is cheap.
+    skipped. ``extend`` and ``replace`` as in the ingest functions.
+
+    Returns
+    -------
+    list of IngestSummary
+        One per file, in ingest order.
+
+    Raises
+    ------
+    DataNotFoundError
+        If ``hanna_metric_scores.csv`` is not in ``data_dir``.
+    InputError
+        If a file is malformed, or belongs to another study or would replace values without
+        ``extend`` / ``replace``.
+    """
+    data_dir = Path(data_dir)
+    if not (data_dir / METRIC_SCORES_FILE).is_file():
+        raise DataNotFoundError(f"{METRIC_SCORES_FILE} not found in {data_dir}")
+    files = (
+        (METRIC_SCORES_FILE, ingest_hanna_metric_scores),
+        (LLM_FILE, ingest_hanna_llm),
+        (ANNOTATIONS_FILE, ingest_hanna_annotations),
+    )
+    return [
+        ingest(con, data_dir / name, extend=extend, replace=replace)
+        for name, ingest in files
+        if (data_dir / name).is_file()
+    ]
+
+
+def build_hanna_store(
+    data_dir: str | Path, db_path: str | Path | None = None
+) -> duckdb.DuckDBPyConnection:
+    """Open (or create) a store and ingest the HANNA files found in ``data_dir``
+    (:func:`ingest_hanna_dir`); calling it again on the same store is cheap.
 
     Parameters
     ----------
@@ -71,16 +110,11 @@ def build_hanna_store(
     InputError
         If a file is malformed.
     """
-    data_dir = Path(data_dir)
-    if not (data_dir / METRIC_SCORES_FILE).is_file():
+    if not (Path(data_dir) / METRIC_SCORES_FILE).is_file():
         raise DataNotFoundError(f"{METRIC_SCORES_FILE} not found in {data_dir}")
     con = open_store(db_path)
     try:
-        ingest_hanna_metric_scores(con, data_dir / METRIC_SCORES_FILE)
-        optional = ((LLM_FILE, ingest_hanna_llm), (ANNOTATIONS_FILE, ingest_hanna_annotations))
-        for name, ingest in optional:
-            if (data_dir / name).is_file():
-                ingest(con, data_dir / name)
+        ingest_hanna_dir(con, data_dir)
     except BaseException:
         con.close()
         raise

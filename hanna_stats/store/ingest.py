@@ -8,13 +8,18 @@ Every ingest
    column) before anything is written;
 3. upserts by natural keys (names), so re-ingesting never duplicates rows, records the file in
    ``ingests`` and recreates the ``scores_wide`` view, all in one transaction: on any error the
-   store is exactly as before.
+   store is exactly as before;
+4. keeps one study per store: a file none of whose inputs the store holds is refused unless
+   ``extend=True``, and one that would change stored values unless ``replace=True`` (see
+   :func:`~hanna_stats.store.batch.write_batch`); the summary says what was added and replaced.
+
+Every ingest function takes ``extend`` and ``replace`` (keyword-only, default False).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
@@ -29,6 +34,8 @@ FORMAT_METRIC_SCORES = "hanna-metric-scores"
 FORMAT_LLM = "hanna-llm"
 FORMAT_ANNOTATIONS = "hanna-annotations"
 FORMAT_TIDY = "tidy"
+#: The study name HANNA's files give a store.
+HANNA = "HANNA"
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,10 @@ class IngestSummary:
         Scores plus ratings written (0 when skipped).
     skipped : bool
         True when this file had already been ingested in this format.
+    added : dict
+        What was new to the store: numbers of ``systems, inputs, items, measures, values``.
+    replaced : int
+        Stored values changed (only with ``replace=True``).
     """
 
     source: str
@@ -54,6 +65,17 @@ class IngestSummary:
     sha256: str
     n_values: int
     skipped: bool
+    added: dict[str, int] = field(default_factory=dict)
+    replaced: int = 0
+
+    def __str__(self) -> str:
+        if self.skipped:
+            return f"{self.source}: already ingested ({self.format}), nothing written"
+        added = ", ".join(f"{n:,} {what}" for what, n in self.added.items())
+        return (
+            f"{self.source}: {self.format}, {self.n_values:,} values; new to the store: "
+            f"{added}; replaced: {self.replaced:,} values"
+        )
 
 
 def _ingest(
@@ -61,6 +83,10 @@ def _ingest(
     path: str | Path,
     fmt: str,
     parse: Callable[[Source], Batch],
+    *,
+    study: str,
+    extend: bool,
+    replace: bool,
 ) -> IngestSummary:
     source = read_source(path)
     done = con.execute(
@@ -69,11 +95,17 @@ def _ingest(
     if done:
         return IngestSummary(source.name, fmt, source.sha256, 0, True)
     batch = parse(source)
-    write_batch(con, batch, source, fmt)
-    return IngestSummary(source.name, fmt, source.sha256, batch.n_values, False)
+    report = write_batch(
+        con, batch, source, fmt, study=study or source.path.stem, extend=extend, replace=replace
+    )
+    return IngestSummary(
+        source.name, fmt, source.sha256, batch.n_values, False, report.added, report.replaced
+    )
 
 
-def ingest_hanna_metric_scores(con: duckdb.DuckDBPyConnection, path: str | Path) -> IngestSummary:
+def ingest_hanna_metric_scores(
+    con: duckdb.DuckDBPyConnection, path: str | Path, *, extend: bool = False, replace: bool = False
+) -> IngestSummary:
     """Ingest ``hanna_metric_scores.csv``.
 
     Parameters
@@ -96,10 +128,15 @@ def ingest_hanna_metric_scores(con: duckdb.DuckDBPyConnection, path: str | Path)
     DataNotFoundError
         If the file does not exist.
     """
-    return _ingest(con, path, FORMAT_METRIC_SCORES, parse_metric_scores)
+    return _ingest(
+        con, path, FORMAT_METRIC_SCORES, parse_metric_scores, study=HANNA, extend=extend,
+        replace=replace,
+    )
 
 
-def ingest_hanna_llm(con: duckdb.DuckDBPyConnection, path: str | Path) -> IngestSummary:
+def ingest_hanna_llm(
+    con: duckdb.DuckDBPyConnection, path: str | Path, *, extend: bool = False, replace: bool = False
+) -> IngestSummary:
     """Ingest ``hanna_metric_scores_llm.csv`` (TACL 2024 follow-up of HANNA).
 
     Besides the columns of ``hanna_metric_scores.csv`` (upserted into the same items and
@@ -128,10 +165,20 @@ def ingest_hanna_llm(con: duckdb.DuckDBPyConnection, path: str | Path) -> Ingest
     DataNotFoundError
         If the file does not exist.
     """
-    return _ingest(con, path, FORMAT_LLM, lambda s: parse_metric_scores(s, llm=True))
+    return _ingest(
+        con,
+        path,
+        FORMAT_LLM,
+        lambda s: parse_metric_scores(s, llm=True),
+        study=HANNA,
+        extend=extend,
+        replace=replace,
+    )
 
 
-def ingest_hanna_annotations(con: duckdb.DuckDBPyConnection, path: str | Path) -> IngestSummary:
+def ingest_hanna_annotations(
+    con: duckdb.DuckDBPyConnection, path: str | Path, *, extend: bool = False, replace: bool = False
+) -> IngestSummary:
     """Ingest the raw rater-level file ``hanna_stories_annotations.csv``.
 
     See :func:`hanna_stats.store.annotations.parse_annotations` for the mapping: items by Story ID,
@@ -159,11 +206,20 @@ def ingest_hanna_annotations(con: duckdb.DuckDBPyConnection, path: str | Path) -
     DataNotFoundError
         If the file does not exist.
     """
-    return _ingest(con, path, FORMAT_ANNOTATIONS, parse_annotations)
+    return _ingest(
+        con, path, FORMAT_ANNOTATIONS, parse_annotations, study=HANNA, extend=extend,
+        replace=replace,
+    )
 
 
 def ingest_tidy(
-    con: duckdb.DuckDBPyConnection, path: str | Path, *, human_system: str | None = None
+    con: duckdb.DuckDBPyConnection,
+    path: str | Path,
+    *,
+    human_system: str | None = None,
+    study: str | None = None,
+    extend: bool = False,
+    replace: bool = False,
 ) -> IngestSummary:
     """Ingest a tidy score file (CSV or Parquet) of any study.
 
@@ -176,6 +232,8 @@ def ingest_tidy(
         (see :mod:`hanna_stats.store.tidy`).
     human_system : str, optional
         System whose outputs are human-written (``systems.is_human``).
+    study : str, optional
+        The study's name, recorded by a store's first ingest (default: the file's stem).
 
     Returns
     -------
@@ -189,4 +247,12 @@ def ingest_tidy(
     DataNotFoundError
         If the file does not exist.
     """
-    return _ingest(con, path, FORMAT_TIDY, lambda s: parse_tidy(s, human_system=human_system))
+    return _ingest(
+        con,
+        path,
+        FORMAT_TIDY,
+        lambda s: parse_tidy(s, human_system=human_system),
+        study=study,
+        extend=extend,
+        replace=replace,
+    )

@@ -41,8 +41,15 @@ def write_scores(
     items: pl.DataFrame,
     scores: pl.DataFrame,
     catalogue: pl.DataFrame,
+    *,
+    extend: bool = False,
+    replace: bool = False,
 ) -> int:
     """Write scores and their items and measures in one transaction.
+
+    ``extend`` and ``replace`` as in :func:`~hanna_stats.store.batch.write_batch`: texts of
+    another study (none of their inputs in the store) need ``extend``, changing scores already
+    stored needs ``replace``.
 
     Parameters
     ----------
@@ -123,5 +130,14 @@ def write_scores(
         relative_positions=True,
     )
     fmt = f"scoring {datetime.now(UTC).isoformat()}"
-    b.write_batch(con, batch, source, fmt)
+    held = con.execute("SELECT name FROM study").fetchall()
+    b.write_batch(
+        con,
+        batch,
+        source,
+        fmt,
+        study=held[0][0] if held else source.path.stem,
+        extend=extend,
+        replace=replace,
+    )
     return batch.scores.height
