@@ -168,6 +168,32 @@ class Command:
         parser.set_defaults(command=self)
 
 
+def _seed(text: str) -> int:
+    """A seed option, checked by the kernels' rule when the command line is read (before any
+    work; a seed of 2**80 used to fail after the whole bootstrap)."""
+    from hanna_stats.kernels import check_seed
+
+    try:
+        value = int(text)
+        check_seed(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be an integer in [0, 2**63); got {text!r}"
+        ) from None
+    return value
+
+
+def _count(text: str) -> int:
+    """A number of resamples or permutations, checked by the kernels' bounds when read."""
+    from hanna_stats.kernels import check_count
+
+    try:
+        return check_count("count", int(text))
+    except ValueError as err:
+        message = str(err).removeprefix("count ") if text.strip().lstrip("-").isdigit() else ""
+        raise argparse.ArgumentTypeError(message or f"must be an integer; got {text!r}") from None
+
+
 def _comma_list(text: str) -> tuple[str, ...]:
     return tuple(k.strip() for k in text.split(",") if k.strip())
 
@@ -204,8 +230,8 @@ KINDS = opt(
     help="automatic measure kinds, comma-separated: metric (default, the paper), llm-judge",
 )
 CRITERION = opt("--criterion", required=True, help="name or abbreviation (e.g. EM)")
-SEED = opt("--seed", type=int, default=0, help="seed of the resampling")
-RESAMPLES = opt("--resamples", type=int, default=1000, help="bootstrap resamples B")
+SEED = opt("--seed", type=_seed, default=0, help="seed of the resampling")
+RESAMPLES = opt("--resamples", type=_count, default=1000, help="bootstrap resamples B")
 CONFIDENCE = opt("--confidence", type=float, default=0.95, help="level of the intervals")
 
 
@@ -387,7 +413,7 @@ def _commands() -> tuple[Command, ...]:
             CRITERION,
             _level("system"),
             _method("kendall"),
-            opt("--permutations", type=int, default=1000),
+            opt("--permutations", type=_count, default=1000),
             opt("--alternative", choices="alternative", default="two-sided"),
             SEED,
             INCLUDE_HUMAN,
@@ -434,7 +460,7 @@ def _commands() -> tuple[Command, ...]:
                     keyword=False,
                     help="also write every table as CSV and Parquet into DIR",
                 ),
-                opt("--seed", type=int, default=0, help="seed of every resampling"),
+                opt("--seed", type=_seed, default=0, help="seed of every resampling"),
                 RESAMPLES,
                 opt("--alpha", type=float, default=0.05, help="significance level"),
                 CONFIDENCE,

@@ -315,10 +315,10 @@ def test_tables_are_replaced_as_a_set(metric_study, tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("option", "value", "words"),
     [
-        ("--seed", "1208925819614629174706176", "seed must be an integer in [0, 2**63)"),
-        ("--seed", "-1", "seed must be an integer in [0, 2**63)"),
-        ("--resamples", "0", "resamples must be an integer in [1, 1,000,000]"),
-        ("--resamples", "10000001", "resamples must be an integer in [1, 1,000,000]"),
+        ("--seed", "1208925819614629174706176", "--seed: must be an integer in [0, 2**63)"),
+        ("--seed", "-1", "--seed: must be an integer in [0, 2**63)"),
+        ("--resamples", "0", "--resamples: must be an integer in [1, 1,000,000]"),
+        ("--resamples", "10000001", "--resamples: must be an integer in [1, 1,000,000]"),
         ("--alpha", "0.5", "alpha must lie in (0, 0.5)"),
         ("--confidence", "95", "confidence"),
     ],
@@ -329,7 +329,10 @@ def test_settings_are_checked_before_any_work(
     """Regression: a seed of 2**80 ran the whole bootstrap, then failed in polars."""
     monkeypatch.setattr("hanna_stats.cli._study", lambda args: pytest.fail("work started"))
     out = tmp_path / "r.html"
-    code = main(["report", "--data", str(tmp_path), "--out", str(out), option, value])
+    try:
+        code = main(["report", "--data", str(tmp_path), "--out", str(out), option, value])
+    except SystemExit as stop:  # a bad option value: argparse's one-line usage error
+        code = stop.code
     err = capsys.readouterr().err
     assert code == 2 and words in err and err.count("\n") == 1
     assert not out.exists()
