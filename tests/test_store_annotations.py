@@ -175,8 +175,17 @@ def test_file_with_bad_rows(tmp_path):
     with pytest.raises(InputError) as err:
         ingest_hanna_annotations(open_store(), write(tmp_path / "a.csv", rows))
     assert str(err.value) == (
-        "a.csv, row 5, column 'Relevance': expected a Likert rating from 1 to 5, got 7"
+        "a.csv, row 5, column 'Relevance': expected a Likert rating, a whole number from 1 to 5, "
+        "got 7"
     )
+
+
+def test_likert_ratings_are_whole_numbers(tmp_path):
+    """Regression: a rating of 3.5 on the 1-5 Likert scale was accepted."""
+    rows = annotation_rows()
+    rows[6]["Empathy"] = "3.5"
+    err = bad(tmp_path, rows, "whole number from 1 to 5, got 3.5")
+    assert (err.row, err.column) == (7, "Empathy")
 
 
 def bad(tmp_path, rows, match, columns=COLUMNS):

@@ -214,3 +214,26 @@ def test_conflict_with_stored_items(tmp_path):
     with pytest.raises(InputError, match="duplicate item: input 'doc0', system 'reference'"):
         ingest_tidy(con, write_csv(tmp_path / "c.csv", renamed))
     assert counts(con) == before
+
+
+@pytest.mark.parametrize(
+    ("text", "match", "row", "column"),
+    [
+        # Regression: a short last row became a new item with a NULL score.
+        ("item,input,system,measure,value,rater\na,d,s,m,0.5,\nb,d,t,m\n", "got 4", 2, None),
+        ("item,input,system,measure,value\na,d,s,m,0.5\nb,d,t,m,0.7,9\n", "got 6", 2, None),
+        # Regression: `value` twice was accepted without saying which column was used.
+        (
+            "item,input,system,measure,value,value\na,d,s,m,0.5,0.6\n",
+            "duplicate column",
+            None,
+            "value",
+        ),
+        ("item,input,system,measure,value,\na,d,s,m,0.5,x\n", "empty column name", None, None),
+    ],
+)
+def test_malformed_csv_rows_and_headers(tmp_path, text, match, row, column):
+    path = tmp_path / "bad.csv"
+    path.write_text(text, encoding="utf-8")
+    err = bad(path, match)
+    assert "bad.csv" in str(err) and (err.row, err.column) == (row, column)

@@ -91,7 +91,8 @@ def parse_annotations(source: Source) -> b.Batch:
     prompt index Story ID mod n_prompts (n_prompts = number of distinct Prompt texts), which must
     map to exactly one Prompt text and back; Story ID // n_prompts must identify the Model (it is
     the system's row in the metric files). Texts go to ``inputs.text`` (Prompt), ``items.text``
-    (Story) and ``items.reference`` (Human). Ratings are Likert 1..5 (an empty cell = no rating).
+    (Story) and ``items.reference`` (Human). Ratings are Likert 1..5, whole numbers (an empty
+    cell = no rating).
 
     Parameters
     ----------
@@ -151,10 +152,10 @@ def parse_annotations(source: Source) -> b.Batch:
             score = _number(source, row[at[criterion]], i, criterion)
             if score is None:
                 continue
-            if not LIKERT_MIN <= score <= LIKERT_MAX:
+            if not (LIKERT_MIN <= score <= LIKERT_MAX and score.is_integer()):
                 raise source.error(
-                    f"expected a Likert rating from {LIKERT_MIN:g} to {LIKERT_MAX:g}, "
-                    f"got {score:g}",
+                    f"expected a Likert rating, a whole number from {LIKERT_MIN:g} to "
+                    f"{LIKERT_MAX:g}, got {score:g}",
                     row=i,
                     column=criterion,
                 )

@@ -15,7 +15,7 @@ import polars as pl
 
 from hanna_stats.store import batch as b
 from hanna_stats.store.catalogue import HUMAN, METRIC
-from hanna_stats.store.source import Source, decode_text, require_columns
+from hanna_stats.store.source import Source, csv_records, require_columns
 
 KEYS = ["item", "input", "system", "measure"]
 RATER, VALUE = "rater", "value"
@@ -27,10 +27,12 @@ def _read(source: Source) -> pl.DataFrame:
     try:
         if source.path.suffix.lower() in PARQUET_SUFFIXES:
             return pl.read_parquet(io.BytesIO(source.data))
-        text = decode_text(source)
-        return pl.read_csv(io.StringIO(text), infer_schema=False, raise_if_empty=False)
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise source.error(f"cannot read the file: {exc}") from None
+    # The csv module, not polars: a short or long row, or a duplicate or empty column name, is
+    # refused with its row or column (polars pads a short last row with nulls, silently).
+    header, rows = csv_records(source)
+    return pl.DataFrame(rows, schema=dict.fromkeys(header, pl.String), orient="row")
 
 
 def _first_row(df: pl.DataFrame, mask: pl.Expr) -> dict | None:
