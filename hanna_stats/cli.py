@@ -200,10 +200,15 @@ def _comma_list(text: str) -> tuple[str, ...]:
 
 def _ks(text: str) -> list[int]:
     """'4-10' -> [4, ..., 10]; '4,6,8' -> [4, 6, 8]."""
-    if "-" in text:
-        lo, hi = text.split("-", 1)
-        return list(range(int(lo), int(hi) + 1))
-    return [int(k) for k in text.split(",")]
+    try:
+        if "-" in text:
+            lo, hi = text.split("-", 1)
+            return list(range(int(lo), int(hi) + 1))
+        return [int(k) for k in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected 'LO-HI' or comma-separated integers; got {text!r}"
+        ) from None
 
 
 def _level(default: str, choices: str = "level") -> Opt:
@@ -698,6 +703,8 @@ def _cmd_ingest(command: Command, args: argparse.Namespace) -> int:
     for path in args.paths:  # before the store file is created
         if not path.exists():
             raise store.DataNotFoundError(f"{path}: no such file or folder")
+    if args.db.is_dir():
+        raise ValueError(f"--db {args.db}: is a folder; name a store file (created if missing)")
     policy = {"extend": args.extend, "replace": args.replace}
     con = store.open_store(args.db)
     try:
@@ -751,6 +758,8 @@ def _cmd_score(command: Command, args: argparse.Namespace) -> int:
         return 0
     if args.input is None or (args.db is None and args.out is None):
         raise ValueError("score needs --input FILE and --db FILE and/or --out FILE (or --list)")
+    if args.out is not None and args.out.suffix.lower() not in (".csv", ".parquet", ".pq"):
+        raise ValueError(f"--out {args.out}: expected a .csv or .parquet file name")
     models = dict(_name_path(m) for m in args.model)
     config = ScoringConfig(
         hanna_compat=args.hanna_compat,

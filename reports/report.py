@@ -121,6 +121,15 @@ def _replace_folder(staged: Path, target: Path) -> None:
     shutil.rmtree(previous, ignore_errors=True)
 
 
+def _check_targets(out: Path, tables: Path | None) -> None:
+    """Refuse, before any work, targets that would overwrite the wrong thing: ``out`` a folder,
+    ``tables`` an existing file (missing parent folders are created)."""
+    if out.is_dir():
+        raise ValueError(f"--out {out}: is a folder; name the HTML file to write")
+    if tables is not None and tables.exists() and not tables.is_dir():
+        raise ValueError(f"--tables {tables}: is a file; name a folder for the tables")
+
+
 def write_report(
     study: Study,
     out: str | Path,
@@ -151,11 +160,17 @@ def write_report(
     -------
     Path
         ``out``.
+
+    Raises
+    ------
+    ValueError
+        Before any work, if ``out`` is a folder or ``tables`` is a file.
     """
     settings = settings or ReportSettings()
+    out = Path(out)
+    _check_targets(out, None if tables is None else Path(tables))
     sections = build_report(study, settings)
     page = render_page(TITLE, _intro(settings), sections)
-    out = Path(out)
     targets = [out] if tables is None else [out, Path(tables)]
     for target in targets:
         _remove_leftovers(target)

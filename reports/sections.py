@@ -534,8 +534,16 @@ def borda(ctx: Context) -> Section:
     why = ctx.missing(criteria=True, metrics=True, systems=3)
     if why:
         return _absent(section, why)
-    frame = pl.concat([an.borda(ctx.study, level=lv, ties=s.ties, kinds=s.kinds) for lv in LEVELS])
+    frames = []
     for level in LEVELS:
+        try:  # a metric or criterion constant at a level leaves its ranks undefined
+            frames.append(an.borda(ctx.study, level=level, ties=s.ties, kinds=s.kinds))
+        except ValueError as err:
+            section.blocks.append(Note(f"Not computed at {level} level: {err}."))
+    if not frames:
+        return section
+    frame = pl.concat(frames)
+    for level in frame["level"].unique(maintain_order=True):
         section.blocks.append(
             Chart(
                 charts.bar_scores(

@@ -103,7 +103,7 @@ def test_topk_matches_scipy_on_selected_systems(store):
 
 
 def test_topk_rejects_bad_k(store):
-    with pytest.raises(ValueError, match="ks must lie between"):
+    with pytest.raises(ValueError, match="each k must lie between"):
         topk(store, ks=[2])
 
 

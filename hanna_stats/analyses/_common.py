@@ -44,9 +44,9 @@ def criteria_cube(study: Study, kinds: tuple[str, ...], include_human: bool) -> 
     kinds = check_kinds(kinds)
     if not study.criteria:
         raise ValueError(
-            "the store holds no human criteria to correlate against: ingest human ratings "
-            "(a tidy file with a rater column makes its measures criteria), or use "
-            "--against metrics"
+            "the store holds no human criteria to correlate against: ingest human judgements "
+            "(in a tidy file, give their rows kind 'human' in a `kind` column, or rater-level "
+            "rows with a `rater` column), or use --against metrics"
         )
     return study.cube(kinds=("human", *kinds), include_human=include_human)
 

@@ -162,7 +162,8 @@ def _raise_undefined(cube: Cube, i: int, j: int, level: str, method: str, varian
             where = f" on input {cube.inputs[err.group]!r}" if level == "story" else ""
     raise ValueError(
         f"{method} correlation of {cube.measures[i]!r} with {cube.measures[j]!r} is undefined"
-        f"{where} (constant or missing values) and nan_policy='raise'"
+        f"{where} (constant or missing values) and nan_policy='raise'; use nan_policy='omit' to "
+        "skip such groups or 'propagate' to report NaN"
     )
 
 

@@ -162,7 +162,9 @@ def topk(
     n_systems = int(rated.sum())
     ks = sorted(set(ks))
     if not ks or ks[0] < 3 or ks[-1] > n_systems:
-        raise ValueError(f"ks must lie between 3 and the number of rated systems ({n_systems})")
+        raise ValueError(
+            f"ks={ks}: each k must lie between 3 and {n_systems}, the number of rated systems"
+        )
     metrics, criteria = np.flatnonzero(~human), np.flatnonzero(human)
     # Every (criterion, k) at once: one cube whose groups are (criterion, k, input), the systems
     # outside that criterion's k best masked as missing and dropped pairwise by the kernel, so

@@ -70,7 +70,10 @@ def _criteria(study: Study, criteria: list[str] | None) -> list[str]:
     }
     unknown = [c for c in criteria if c not in lookup]
     if unknown:
-        raise ValueError(f"criteria holds unknown human criteria {unknown}; known: {list(lookup)}")
+        raise ValueError(
+            f"criteria holds unknown human criteria {unknown}; use names or abbreviations of "
+            f"{list(lookup)}"
+        )
     chosen = [lookup[c] for c in criteria]
     if len(set(chosen)) != len(chosen):
         raise ValueError(f"criteria lists a criterion twice: {list(criteria)}")
@@ -290,7 +293,10 @@ def system_means(
     confidence = check_confidence(confidence)
     chosen = _criteria(study, None)
     if not chosen:
-        raise ValueError("the store holds no human criteria")
+        raise ValueError(
+            "the store holds no human criteria: ingest human judgements (in a tidy file, kind "
+            "'human' in a `kind` column, or rater-level rows with a `rater` column)"
+        )
     ratings = _ratings(study, chosen, include_human)
     if ratings.height:
         unit = "rating"

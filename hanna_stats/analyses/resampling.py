@@ -112,7 +112,10 @@ def correlation_ci(
     else:
         missing = [t for t in targets if t not in study.measures]
         if missing:
-            raise ValueError(f"against names unknown measures: {missing}")
+            raise ValueError(
+                f"against names unknown measures {missing}; the study's measures are listed by "
+                "`SELECT measure FROM measure_catalogue`"
+            )
         others = [
             m
             for m, k in zip(study.measures, study.kinds, strict=True)

@@ -204,9 +204,12 @@ def williams_frame(
         try:
             n = operator.index(n)
         except TypeError:
-            raise ValueError(f"n must be an integer greater than 3; got {n!r}") from None
+            raise ValueError(f"n must be an integer; got {n!r}") from None
         if n <= 3:
-            raise ValueError(f"n must be an integer greater than 3; got {n!r}")
+            raise ValueError(
+                f"n={n}: the Williams test needs n of at least 4 (it has n - 3 degrees of "
+                "freedom); pass a larger n or leave it out for the default"
+            )
     cube = criteria_cube(study, kinds, include_human)
     metric_idx = np.flatnonzero(~human_mask(cube))
     criterion_idx = np.array([cube.measures.index(c) for c in criteria], dtype=np.int64)
@@ -229,7 +232,8 @@ def williams_frame(
             unit = {"story": "inputs", "system": "systems", "global": "items"}[level]
             raise ValueError(
                 f"{n_level} {unit}: the Williams test at {level} level needs at least 4 "
-                f"(it has n - 3 degrees of freedom)"
+                "(it has n - 3 degrees of freedom); use another level or a study with more "
+                f"{unit}"
             )
         for method in methods:
             R = correlation_matrix(

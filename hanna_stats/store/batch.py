@@ -50,6 +50,7 @@ RATINGS = {
     "score": pl.Float64,
     "work_time_s": pl.Float64,
     "assignment": pl.String,
+    "row": pl.Int64,  # 1-based data row in the file, when known (named in errors)
 }
 _MEASURE_ATTRIBUTES = [c for c in MEASURES if c != "name"]
 WIDE_RESERVED = ("item", "input", "system", "is_human")  # the key columns of scores_wide
@@ -158,6 +159,51 @@ def _check_items(con: duckdb.DuckDBPyConnection, source: Source) -> None:
             f"duplicate item: input {inp!r}, system {system!r} is item {stored!r} in the store, "
             f"this file calls it {name!r}",
             row=row,
+        )
+
+
+def _check_measures(con: duckdb.DuckDBPyConnection, source: Source) -> None:
+    """Refuse a measure whose kind differs from the stored one, and a rating outside its
+    measure's declared scale (bounds ``scale_min`` .. ``scale_max``: a Likert scale, whole
+    numbers only)."""
+    clash = con.execute(
+        """
+        SELECT b.name, b.kind, m.kind FROM _hs_measures b JOIN measures m ON m.name = b.name
+        WHERE b.kind <> m.kind ORDER BY b.name LIMIT 1
+        """
+    ).fetchall()
+    if clash:
+        name, kind, stored = clash[0]
+        raise source.error(
+            f"measure {name!r} is of kind {stored!r} in the store but {kind!r} in this file; "
+            f"give it kind {stored!r} (tidy files: a `kind` column; rater rows make a measure "
+            "'human') or ingest it under another name",
+            column="kind",
+        )
+    off = con.execute(
+        """
+        WITH bounds AS (
+            SELECT b.name, coalesce(b.scale_min, m.scale_min) AS lo,
+                   coalesce(b.scale_max, m.scale_max) AS hi
+            FROM _hs_measures b LEFT JOIN measures m ON m.name = b.name
+            UNION ALL
+            SELECT name, scale_min, scale_max FROM measures
+            WHERE name NOT IN (SELECT name FROM _hs_measures)
+        )
+        SELECT b.row, b.item, b.rater, b.measure, b.score, s.lo, s.hi
+        FROM _hs_ratings b JOIN bounds s ON s.name = b.measure
+        WHERE s.lo IS NOT NULL AND s.hi IS NOT NULL
+          AND (b.score < s.lo OR b.score > s.hi OR b.score <> round(b.score))
+        ORDER BY b.row NULLS LAST, b.item, b.measure, b.rater LIMIT 1
+        """
+    ).fetchall()
+    if off:
+        row, item, rater, measure, score, lo, hi = off[0]
+        where = {"row": row} if row is not None else {}
+        raise source.error(
+            f"rating {score:g} of item {item!r} by rater {rater!r}: measure {measure!r} is "
+            f"rated on a Likert scale, whole numbers from {lo:g} to {hi:g}",
+            **where,
         )
 
 
@@ -290,9 +336,7 @@ class WriteReport:
     replaced: int
 
 
-def _check_study(
-    con: duckdb.DuckDBPyConnection, source: Source, study: str, extend: bool
-) -> None:
+def _check_study(con: duckdb.DuckDBPyConnection, source: Source, study: str, extend: bool) -> None:
     """Refuse a batch of another study: none of its inputs is in a store that has inputs."""
     ((stored, shared, new),) = con.execute(
         "SELECT (SELECT count(*) FROM inputs), "
@@ -362,8 +406,10 @@ def write_batch(
     Raises
     ------
     InputError
-        If the batch's items contradict items already stored, belong to another study, or
-        would replace values, as above; the store is then unchanged, as after any other error.
+        If the batch's items contradict items already stored, a measure's kind differs from the
+        stored one, a rating leaves its measure's Likert scale, the batch belongs to another
+        study, or it would replace values, as above; the store is then unchanged, as after any
+        other error.
     """
     frames = {
         "_hs_systems": batch.systems,
@@ -380,6 +426,7 @@ def write_batch(
         con.execute("BEGIN TRANSACTION")
         try:
             _check_items(con, source)
+            _check_measures(con, source)
             _check_study(con, source, study, extend)
             replaced = _check_replacements(con, source, replace)
             added = {what: con.execute(q).fetchall()[0][0] for what, q in _ADDED.items()}

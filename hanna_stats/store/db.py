@@ -102,12 +102,21 @@ def run_query(con: duckdb.DuckDBPyConnection, query: str, *, allow_files: bool =
     Raises
     ------
     duckdb.Error
-        As DuckDB reports it (``PermissionException`` for a file the sandbox refuses).
+        As DuckDB reports it; for a file the sandbox refuses, a ``PermissionException`` that
+        says how to allow files.
     """
     import polars as pl
 
     if not allow_files:
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
-    relation = con.sql(query)
-    return pl.DataFrame() if relation is None else relation.pl()
+    try:
+        relation = con.sql(query)
+        return pl.DataFrame() if relation is None else relation.pl()
+    except duckdb.PermissionException as err:
+        if allow_files:
+            raise
+        raise duckdb.PermissionException(
+            f"{str(err).strip()} (ad-hoc queries read and write no files outside the store; "
+            "allow_files=True, or --allow-files on the command line, lets them)"
+        ) from None

@@ -129,7 +129,12 @@ def ingest_hanna_metric_scores(
         If the file does not exist.
     """
     return _ingest(
-        con, path, FORMAT_METRIC_SCORES, parse_metric_scores, study=HANNA, extend=extend,
+        con,
+        path,
+        FORMAT_METRIC_SCORES,
+        parse_metric_scores,
+        study=HANNA,
+        extend=extend,
         replace=replace,
     )
 
@@ -207,7 +212,12 @@ def ingest_hanna_annotations(
         If the file does not exist.
     """
     return _ingest(
-        con, path, FORMAT_ANNOTATIONS, parse_annotations, study=HANNA, extend=extend,
+        con,
+        path,
+        FORMAT_ANNOTATIONS,
+        parse_annotations,
+        study=HANNA,
+        extend=extend,
         replace=replace,
     )
 

@@ -1,10 +1,13 @@
 """Parse and validate a generic tidy score file (CSV or Parquet) into a batch.
 
-Columns: ``item``, ``input``, ``system``, ``measure``, ``value`` and optionally ``rater``; other
-columns are ignored. One row per value. Rows with a rater are human ratings (table
-``ratings``; a new measure rated this way gets kind ``human``); rows without one are item-level
-scores (table ``scores``; a new measure gets kind ``metric``). Measures already in the store keep
-their catalogue attributes. This loads other meta-evaluation studies (SummEval, WMT, ...).
+Columns: ``item``, ``input``, ``system``, ``measure``, ``value`` and optionally ``rater`` and
+``kind``; other columns are ignored. One row per value. Rows with a rater are human ratings
+(table ``ratings``); rows without one are item-level scores (table ``scores``). A measure's kind
+is its ``kind`` cell (``human``, ``metric`` or ``llm-judge``; the same on all its rows) or, where
+the column is absent or empty, ``human`` if it has rater rows and ``metric`` otherwise; item-level
+human scores (averaged expert ratings) thus need ``kind`` = ``human``. Measures already in the
+store keep their catalogue attributes, and must keep their kind. This loads other
+meta-evaluation studies (SummEval, WMT, ...).
 """
 
 from __future__ import annotations
@@ -14,11 +17,12 @@ import io
 import polars as pl
 
 from hanna_stats.store import batch as b
-from hanna_stats.store.catalogue import HUMAN, METRIC
+from hanna_stats.store.catalogue import HUMAN, LLM_JUDGE, METRIC
 from hanna_stats.store.source import Source, csv_records, require_columns
 
 KEYS = ["item", "input", "system", "measure"]
-RATER, VALUE = "rater", "value"
+RATER, VALUE, KIND = "rater", "value", "kind"
+KINDS = (HUMAN, METRIC, LLM_JUDGE)
 PARQUET_SUFFIXES = (".parquet", ".pq")
 
 
@@ -98,6 +102,45 @@ def _check_functional(source: Source, df: pl.DataFrame, key: list[str], value: l
         )
 
 
+def _kinds(source: Source, df: pl.DataFrame) -> dict[str, str]:
+    """Each measure's kind: declared in the ``kind`` column, else inferred (see the module)."""
+    declared = df.filter(pl.col(KIND).is_not_null())
+    unknown = _first_row(declared, ~pl.col(KIND).is_in(KINDS))
+    if unknown is not None:
+        allowed = ", ".join(map(repr, KINDS))
+        raise source.error(
+            f"unknown kind {unknown[KIND]!r}; expected one of {allowed}",
+            row=unknown["row"],
+            column=KIND,
+        )
+    clash = _first_row(declared, pl.col(KIND).n_unique().over("measure") > 1)
+    if clash is not None:
+        first = _first_row(declared, pl.col("measure") == clash["measure"])
+        other = _first_row(
+            declared, (pl.col("measure") == clash["measure"]) & (pl.col(KIND) != first[KIND])
+        )
+        raise source.error(
+            f"measure {clash['measure']!r} has kind {other[KIND]!r} here but {first[KIND]!r} "
+            f"in row {first['row']}",
+            row=other["row"],
+            column=KIND,
+        )
+    rated_metric = _first_row(declared, pl.col(RATER).is_not_null() & (pl.col(KIND) != HUMAN))
+    if rated_metric is not None:
+        raise source.error(
+            f"a rater-level value of measure {rated_metric['measure']!r}, of kind "
+            f"{rated_metric[KIND]!r}: rows with a rater are human ratings (kind 'human')",
+            row=rated_metric["row"],
+            column=KIND,
+        )
+    rated = set(df.filter(pl.col(RATER).is_not_null())["measure"].to_list())
+    kinds = dict(declared.select("measure", KIND).unique("measure").iter_rows())
+    return {
+        m: kinds.get(m, HUMAN if m in rated else METRIC)
+        for m in df["measure"].unique(maintain_order=True)
+    }
+
+
 def _ordered(series: pl.Series) -> list[str]:
     """Distinct values in order of first appearance."""
     return series.unique(maintain_order=True).to_list()
@@ -123,7 +166,8 @@ def parse_tidy(source: Source, *, human_system: str | None = None) -> b.Batch:
     Raises
     ------
     InputError
-        Missing column, no data rows, a missing key, a non-numeric value, a rating without a
+        Missing column, no data rows, a missing key, a non-numeric value, an unknown kind or a
+        measure with two kinds, a kind other than human on a rater row, a rating without a
         value, a duplicate row (item, measure[, rater]), an item with two (input, system), an
         (input, system) with two items, a measure named like a key column of ``scores_wide``, or
         ``human_system`` absent.
@@ -138,6 +182,11 @@ def parse_tidy(source: Source, *, human_system: str | None = None) -> b.Batch:
         _text_column(source, df, RATER, required=False)
         if has_rater
         else pl.Series(RATER, [None] * df.height, pl.String)
+    )
+    columns[KIND] = (
+        _text_column(source, df, KIND, required=False)
+        if KIND in df.columns
+        else pl.Series(KIND, [None] * df.height, pl.String)
     )
     columns[VALUE] = _values(source, df)
     df = pl.DataFrame(columns).with_row_index("row", offset=1)
@@ -161,8 +210,7 @@ def parse_tidy(source: Source, *, human_system: str | None = None) -> b.Batch:
         raise source.error(f"human system {human_system!r} not found", column="system")
 
     inputs = _ordered(df["input"])
-    measures = _ordered(df["measure"])
-    human_measures = set(rated["measure"].to_list())
+    kinds = _kinds(source, df)
     items = (
         df.group_by("item", maintain_order=True)
         .agg(pl.col("input").first(), pl.col("system").first(), pl.col("row").first())
@@ -183,9 +231,9 @@ def parse_tidy(source: Source, *, human_system: str | None = None) -> b.Batch:
         measures=b.frame(
             b.MEASURES,
             {
-                "name": measures,
-                "kind": [HUMAN if m in human_measures else METRIC for m in measures],
-                "position": list(range(len(measures))),
+                "name": list(kinds),
+                "kind": list(kinds.values()),
+                "position": list(range(len(kinds))),
             },
         ),
         raters=b.frame(
@@ -195,7 +243,7 @@ def parse_tidy(source: Source, *, human_system: str | None = None) -> b.Batch:
         scores=b.frame(b.SCORES, scores.select("item", "measure", VALUE).to_dict()),
         ratings=b.frame(
             b.RATINGS,
-            rated.select("item", RATER, "measure", pl.col(VALUE).alias("score")).to_dict(),
+            rated.select("item", RATER, "measure", pl.col(VALUE).alias("score"), "row").to_dict(),
         ),
         replace_measures=False,
         relative_positions=True,
