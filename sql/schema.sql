@@ -55,11 +55,15 @@ CREATE TABLE IF NOT EXISTS measures (
     abbreviation    VARCHAR,                     -- the paper's short label, e.g. 'RE' for Relevance
     criterion       VARCHAR,                     -- the human criterion a judge measure targets
     variant         VARCHAR,                     -- e.g. the LLM-judge prompt variant
+    judge           VARCHAR,                     -- the LLM judge of an llm-judge measure
     scale_min       DOUBLE,                      -- Likert bounds for rated criteria
     scale_max       DOUBLE,
     position        INTEGER,                     -- column order in the source file
     source_name     VARCHAR                      -- the column header as in the source file
 );
+
+-- Stores written before the column judge existed gain it on their next writable open.
+ALTER TABLE measures ADD COLUMN IF NOT EXISTS judge VARCHAR;
 
 -- Item-level values: automatic metrics, judges, and human criteria known only as averages.
 -- scores and ratings carry no FOREIGN KEY clauses: DuckDB checks them row by row (about 2 s per

@@ -3,7 +3,7 @@
 -- Catalogue with readable attributes.
 CREATE OR REPLACE VIEW measure_catalogue AS
 SELECT name AS measure, kind, family, reference_based, symbol, abbreviation,
-       criterion, variant, scale_min, scale_max, position, source_name
+       criterion, variant, judge, scale_min, scale_max, position, source_name
 FROM measures
 ORDER BY position, name;
 

@@ -15,6 +15,9 @@ on the Study, so calling several analyses costs little more than the first.
   intervals) and :func:`permutation_test` (PERM-BOTH);
 - :mod:`~hanna_stats.analyses.rankings`: :func:`borda` count (Tab. 6), :func:`topk` systems
   (Fig. 8);
+- :mod:`~hanna_stats.analyses.judges` (LLM judges, TACL 2024): :func:`judge_criteria`, the
+  criterion-matched view with the human rater row; :func:`rater_panel`, one rater against the
+  panel;
 - :mod:`~hanna_stats.analyses.overview`: what the study holds.
 """
 
@@ -39,6 +42,9 @@ _HOME = {
     "bootstrap_pairs": "significance",
     "williams": "significance",
     "williams_all": "significance",
+    "user_study_agreement": "user_study",
+    "judge_criteria": "judges",
+    "rater_panel": "judges",
 }
 __all__ = sorted(_HOME)
 

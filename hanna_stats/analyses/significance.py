@@ -57,6 +57,10 @@ from hanna_stats.store import Study
 Level = Literal["story", "system", "global"]
 Method = Literal["pearson", "spearman", "kendall"]
 Correction = Literal["bh", "by", "holm", "bonferroni"]
+#: Families of a Williams correction: the ordered pairs of one criterion (at one level and
+#: method), one ordered pair across the criteria (Chhun et al. 2024: one judge against one
+#: other), or every test of the call.
+FAMILIES = ("criterion", "pair", "all")
 
 
 WILLIAMS_SCHEMA = {
@@ -88,6 +92,10 @@ def williams(
 ) -> pl.DataFrame:
     """Williams tests between every ordered pair of metrics for one human criterion.
 
+    An LLM judge's measure that rates a criterion (catalogue ``criterion``) is compared on that
+    criterion only: ``williams(criterion="EM", kinds=("metric", "llm-judge"))`` sets each judge's
+    Empathy rating against the metrics and the other judges' Empathy ratings.
+
     Row (a, b) tests H1: ``|r_a| > |r_b|``, metric a correlates more strongly with the criterion
     than metric b (Williams' T2, Steiger 1980 eq. 7; see
     :func:`hanna_stats.kernels.williams.williams_test` for the formula). Both orders of each
@@ -115,7 +123,7 @@ def williams(
     correction : {None, "bh", "by", "holm", "bonferroni"}
         If given, adds ``pvalue_adjusted``: the p-values adjusted with
         :func:`hanna_stats.kernels.multitest.adjust_pvalues` over the family of all ordered pairs
-        of this call (NaN p-values excluded).
+        of this call (NaN p-values excluded). :func:`williams_all` offers other families.
     include_human : bool
         Keep the human-written stories as a system (default False, as the paper).
     kinds : tuple of str
@@ -155,14 +163,23 @@ def williams_all(
     methods: tuple[str, ...] = METHODS,
     alternative: Literal["greater", "two-sided", "less"] = "greater",
     correction: Correction | None = None,
+    family: Literal["criterion", "pair", "all"] = "criterion",
     include_human: bool = False,
     kinds: tuple[str, ...] = DEFAULT_KINDS,
 ) -> pl.DataFrame:
     """Williams tests for every criterion, level and method at once (6 x 2 x 3 by default).
 
     One correlation matrix per (level, method) serves all criteria; ``n`` takes the default of
-    :func:`williams` for each level. A ``correction`` adjusts each (criterion, level, method)
-    family separately, as :func:`williams` would. Same columns as :func:`williams`.
+    :func:`williams` for each level. A ``correction`` adjusts the p-values of each ``family``:
+
+    - ``"criterion"``: the ordered pairs of one (criterion, level, method), as :func:`williams`;
+    - ``"pair"``: one ordered pair at one (level, method), across the criteria. A pair is named
+      by its measures, a judge's measures by judge and prompt variant (Beluga-13B's prompt-1
+      ratings of the six criteria are one competitor), so this is the family of Chhun et al.
+      (2024): one judge against one other, Benjamini-Hochberg across the criteria;
+    - ``"all"``: every test of the call.
+
+    Same columns as :func:`williams`.
     """
     return williams_frame(
         study,
@@ -171,6 +188,7 @@ def williams_all(
         methods=methods,
         alternative=alternative,
         correction=correction,
+        family=family,
         include_human=include_human,
         kinds=kinds,
     )
@@ -185,6 +203,7 @@ def williams_frame(
     n: int | None = None,
     alternative: str = "greater",
     correction: str | None = None,
+    family: str = "criterion",
     include_human: bool = False,
     kinds: tuple[str, ...] = DEFAULT_KINDS,
 ) -> pl.DataFrame:
@@ -200,6 +219,7 @@ def williams_frame(
     check_choice("alternative", alternative, ALTERNATIVES)
     if correction is not None:
         check_choice("correction", correction, CORRECTIONS)
+    check_choice("family", family, FAMILIES)
     if n is not None:
         try:
             n = operator.index(n)
@@ -217,13 +237,22 @@ def williams_frame(
     metrics = len(metric_idx)
     a_idx, b_idx = np.nonzero(~np.eye(metrics, dtype=bool))  # ordered pairs a != b
     # The pairs' names once; each (criterion, level, method) block reuses them without copying.
+    # A judge's measure rating criterion X enters the tests of X only; a pair is named across
+    # criteria by its measures, a judge's measures by judge and prompt (the "pair" family).
+    rates, identity = _judged(study, names[metric_idx].tolist())
     pairs = pl.DataFrame(
         {
             "measure_a": names[metric_idx[a_idx]].tolist(),
             "measure_b": names[metric_idx[b_idx]].tolist(),
+            "pair_a": [identity[i] for i in a_idx],
+            "pair_b": [identity[i] for i in b_idx],
         },
-        schema={"measure_a": pl.String, "measure_b": pl.String},
+        schema={k: pl.String for k in ("measure_a", "measure_b", "pair_a", "pair_b")},
     )
+    matched = []
+    for name in criteria:
+        fits = np.array([r is None or r == name for r in rates])
+        matched.append(None if fits.all() else pl.Series(fits[a_idx] & fits[b_idx]))
     frames = []
     for level in levels:
         inputs, systems = cube.values.shape[1:]
@@ -250,23 +279,43 @@ def williams_frame(
                     "statistic": res.statistic[c, a_idx, b_idx],
                     "pvalue": res.pvalue[c, a_idx, b_idx],
                 }
-                if correction is not None:
-                    columns["pvalue_adjusted"] = adjust_pvalues(
-                        columns["pvalue"], method=correction
-                    )
-                frames.append(
-                    pairs.with_columns(
-                        pl.lit(name).alias("criterion"),
-                        pl.lit(level).alias("level"),
-                        pl.lit(method).alias("method"),
-                        pl.lit(n_level, dtype=pl.Int64).alias("n"),
-                        **{k: pl.Series(v, dtype=pl.Float64) for k, v in columns.items()},
-                    )
+                block = pairs.with_columns(
+                    pl.lit(name).alias("criterion"),
+                    pl.lit(level).alias("level"),
+                    pl.lit(method).alias("method"),
+                    pl.lit(n_level, dtype=pl.Int64).alias("n"),
+                    **{k: pl.Series(v, dtype=pl.Float64) for k, v in columns.items()},
                 )
-    order = [*WILLIAMS_SCHEMA, *(["pvalue_adjusted"] if correction is not None else [])]
+                if matched[c] is not None:
+                    block = block.filter(matched[c])
+                frames.append(block)
     if not frames:
         return pl.DataFrame(schema=WILLIAMS_SCHEMA)
-    return pl.concat(frames, rechunk=False).select(order)
+    frame = pl.concat(frames, rechunk=False)
+    if correction is not None:
+        frame = _adjusted(frame, correction, family)
+    order = [*WILLIAMS_SCHEMA, *(["pvalue_adjusted"] if correction is not None else [])]
+    return frame.select(order)
+
+
+def _adjusted(frame: pl.DataFrame, correction: str, family: str) -> pl.DataFrame:
+    """``frame`` with ``pvalue_adjusted``: its p-values adjusted within each ``family``."""
+    keys = {
+        "criterion": ["criterion", "level", "method"],
+        "pair": ["level", "method", "pair_a", "pair_b"],
+        "all": [],
+    }[family]
+    pvalues = frame["pvalue"].to_numpy()
+    adjusted = np.empty_like(pvalues)
+    if not keys:
+        adjusted[:] = adjust_pvalues(pvalues, method=correction)
+    else:
+        groups = frame.select(pl.struct(keys).rank("dense")).to_series().to_numpy() - 1
+        order = np.argsort(groups, kind="stable")
+        bounds = np.flatnonzero(np.diff(groups[order])) + 1
+        for rows in np.split(order, bounds):
+            adjusted[rows] = adjust_pvalues(pvalues[rows], method=correction)
+    return frame.with_columns(pl.Series("pvalue_adjusted", adjusted, dtype=pl.Float64))
 
 
 BOOTSTRAP_SCHEMA = {
@@ -397,3 +446,21 @@ def _bootstrap(study, resamples, alpha, seed, include_human, kinds):
         key, lambda: paired_bootstrap(cube.values, resamples=resamples, seed=seed, alpha=alpha)
     )
     return cube, result
+
+
+def _judged(study: Study, measures: list[str]) -> tuple[list[str | None], list[str]]:
+    """For each measure: the criterion an LLM judge's measure rates (None for the others), and
+    its name across criteria (a judge's: ``"<judge> (prompt <variant>)"``)."""
+    catalogue = study.catalogue.filter(pl.col("measure").is_in(measures))
+    info = {
+        m: (c, j, v)
+        for m, kind, c, j, v in catalogue.select(
+            "measure", "kind", "criterion", "judge", "variant"
+        ).iter_rows()
+        if kind == "llm-judge" and c in study.criteria
+    }
+    rates = [info[m][0] if m in info else None for m in measures]
+    identity = [
+        f"{info[m][1] or m} (prompt {info[m][2]})" if m in info else m for m in measures
+    ]
+    return rates, identity

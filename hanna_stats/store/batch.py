@@ -36,6 +36,7 @@ MEASURES = {
     "abbreviation": pl.String,
     "criterion": pl.String,
     "variant": pl.String,
+    "judge": pl.String,
     "scale_min": pl.Float64,
     "scale_max": pl.Float64,
     "position": pl.Int64,

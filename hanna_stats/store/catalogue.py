@@ -82,6 +82,7 @@ def _criterion_row(name: str, abbreviation: str, position: int, header: str) -> 
         "abbreviation": abbreviation,
         "criterion": name,
         "variant": None,
+        "judge": None,
         "scale_min": LIKERT_MIN,
         "scale_max": LIKERT_MAX,
         "position": position,
@@ -126,6 +127,7 @@ def classify(header: str, position: int) -> Column | None:
             "abbreviation": None,
             "criterion": None,
             "variant": None,
+            "judge": None,
             "scale_min": None,
             "scale_max": None,
             "position": position,
@@ -146,6 +148,7 @@ def classify(header: str, position: int) -> Column | None:
             "abbreviation": abbr,
             "criterion": criterion,
             "variant": m["variant"],
+            "judge": m["judge"],
             # Published values are means over generations in which an unparsable answer
             # counted as -1 or 0, so they leave the 1..5 scale: no bounds are claimed.
             "scale_min": None,

@@ -59,7 +59,7 @@ UNION ALL SELECT -1, -1, s, NULL, name, is_human FROM ss
 
 _MEASURES = """
 SELECT name AS measure, kind, coalesce(family, '') AS family, reference_based, symbol,
-       abbreviation, position
+       abbreviation, criterion, variant, judge, scale_min, scale_max, position
 FROM measures ORDER BY position NULLS LAST, name
 """
 
@@ -86,11 +86,12 @@ chosen AS (
        ) - 1 AS rater_column
     FROM r WHERE rater_kind = 'person' OR NOT has_person
 )
-SELECT m.name AS criterion, c.item_id, sy.name AS system, sy.is_human, c.rater_kind,
-       c.score, c.rater_column
+SELECT m.name AS criterion, c.item_id, inp.name AS input, sy.name AS system, sy.is_human,
+       c.rater_kind, c.score, c.rater_column
 FROM chosen c
 JOIN measures m USING (measure_id)
 JOIN items it USING (item_id)
+JOIN inputs inp USING (input_id)
 JOIN systems sy USING (system_id)
 ORDER BY m.position NULLS LAST, m.name, c.item_id, c.rater_column
 """
@@ -148,10 +149,12 @@ class Study:
         Shape (S,), bool: systems flagged human-written (HANNA: ``Human``).
     catalogue : polars.DataFrame
         One row per measure of axis 0, same order: ``measure, kind, family, reference_based,
-        symbol, abbreviation, position``.
+        symbol, abbreviation, criterion, variant, judge, scale_min, scale_max, position``
+        (an LLM judge's measure names its ``judge``, the ``criterion`` it rates and its prompt
+        ``variant``).
     ratings : polars.DataFrame
         Rater-level ratings of the human criteria, one row per rating: ``criterion, item_id,
-        system, is_human, rater_kind, score, rater_column`` (identified raters before judge
+        input, system, is_human, rater_kind, score, rater_column`` (identified raters before judge
         slots, per item, as ``story_scores``), ordered by criterion, item, column. Empty when the
         store has none.
     counts, families, sources : polars.DataFrame
