@@ -75,6 +75,7 @@ CHOICES: dict[str, tuple[str, str]] = {
     "alternative": ("hanna_stats.kernels", "ALTERNATIVES"),
     "resample": ("hanna_stats.kernels", "RESAMPLE"),
     "ci_method": ("hanna_stats.kernels", "CI_METHODS"),
+    "reference": ("hanna_stats.analyses.judges", "REFERENCES"),
 }
 
 
@@ -237,6 +238,9 @@ KINDS = opt(
 CRITERION = opt("--criterion", required=True, help="name or abbreviation (e.g. EM)")
 SEED = opt("--seed", type=_seed, default=0, help="seed of the resampling")
 RESAMPLES = opt("--resamples", type=_count, default=1000, help="bootstrap resamples B")
+REFERENCE_HELP = (
+    "the human rater's panel: the mean of all raters (the TACL study) or of the others"
+)
 CONFIDENCE = opt("--confidence", type=float, default=0.95, help="level of the intervals")
 
 
@@ -436,6 +440,32 @@ def _commands() -> tuple[Command, ...]:
             empty_note=NO_RATINGS,
         ),
         _analysis(
+            "judges",
+            "judges:judge_criteria",
+            "LLM judges against the criteria they rate, beside one human rater (TACL 2024)",
+            "The criterion-matched view (Chhun et al. 2024): each LLM judge's rating of a "
+            "criterion, per prompt variant, correlated with that human criterion; the human "
+            "rater row (each rater against the panel, averaged over raters) and each column's "
+            "mean |r|.",
+            _level("system"),
+            _method("kendall"),
+            opt("--variant", choices="variant", default="b", help="Kendall variant"),
+            opt("--reference", choices="reference", default="panel", help=REFERENCE_HELP),
+            INCLUDE_HUMAN,
+        ),
+        _analysis(
+            "rater-panel",
+            "judges:rater_panel",
+            "each human rater against the panel, per criterion",
+            "Correlation of each rater's ratings with the mean of all raters (panel) or of the "
+            "other raters (others), at story, system or global level, and the mean over raters.",
+            _level("system"),
+            _method("kendall"),
+            opt("--variant", choices="variant", default="b", help="Kendall variant"),
+            opt("--reference", choices="reference", default="panel", help=REFERENCE_HELP),
+            INCLUDE_HUMAN,
+        ),
+        _analysis(
             "system-means",
             "ratings:system_means",
             "mean rating of each system per criterion with t-intervals (Tab. 4)",
@@ -443,6 +473,28 @@ def _commands() -> tuple[Command, ...]:
             "(unit 'rating'), else over story averages (unit 'story').",
             CONFIDENCE,
             NO_HUMAN,
+        ),
+        Command(
+            "user-study",
+            "agreement of the raters of the TACL 2024 user study on LLM judges' explanations",
+            "Gwet's AC1, Fleiss' kappa and Krippendorff's alpha (nominal) of the 3 raters' 0/1 "
+            "flags, per issue, with Student-t intervals for AC1 and kappa (irrCAC's). FILE "
+            "defaults to user_study.csv in the HANNA data folder (--data DIR, else "
+            "$HANNA_DATA, else the fetch-data cache).",
+            (
+                opt(
+                    "file",
+                    nargs="?",
+                    type=Path,
+                    metavar="FILE",
+                    keyword=False,
+                    help="the user-study CSV (default: user_study.csv in the data folder)",
+                ),
+                opt("--data", type=Path, metavar="DIR", keyword=False, help="HANNA data folder"),
+                CONFIDENCE,
+            ),
+            _cmd_user_study,
+            source=False,
         ),
         Command(
             "report",
@@ -741,6 +793,16 @@ def _cmd_report(command: Command, args: argparse.Namespace) -> int:
 
     settings = ReportSettings(**command.keywords(args))
     print(write_report(_study(args), args.out, settings, tables=args.tables))
+    return 0
+
+
+def _cmd_user_study(command: Command, args: argparse.Namespace) -> int:
+    from hanna_stats.analyses import user_study_agreement
+    from hanna_stats.store import read_user_study, resolve_hanna_dir
+    from hanna_stats.store.user_study import USER_STUDY_FILE
+
+    path = args.file or resolve_hanna_dir(args.data) / USER_STUDY_FILE
+    _emit(user_study_agreement(read_user_study(path), **command.keywords(args)), args.format)
     return 0
 
 

@@ -720,6 +720,20 @@ ANALYSES = [
         "global",
         words=("--williams-level", "'global'"),
     ),
+    analysis("judges-reference", "judges", "--reference", "self", words=("--reference", "'self'")),
+    analysis("judges-method", "judges", "--method", "acc_eq", words=("--method", "'acc_eq'")),
+    analysis(
+        "judges-without-judges",
+        "judges",
+        words=("no LLM-judge measures", "hanna_metric_scores_llm.csv"),
+        store="tidy",
+    ),
+    analysis(
+        "rater-panel-without-ratings",
+        "rater-panel",
+        words=("no rater-level ratings", "`rater` column"),
+        store="metrics-only",
+    ),
     analysis("report-ties", "report", "--ties", "dense", words=("--ties", "'dense'")),
 ]
 

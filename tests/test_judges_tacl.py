@@ -223,3 +223,12 @@ def test_williams_family_pair_adjusts_across_criteria(beluga):
     )
     overall = dict(rows.select("criterion", "pvalue_adjusted").iter_rows())
     assert round(100 * overall["Relevance"]) == 14 and round(100 * overall["Coherence"]) == 4
+
+
+def test_judges_command(hanna_dir, capsys):
+    from hanna_stats.cli import main
+
+    assert main(["judges", "--data", str(hanna_dir), "--level", "global", "--format", "csv"]) == 0
+    frame = pl.read_csv(capsys.readouterr().out.encode())
+    beluga = frame.filter((pl.col("rater") == "Beluga-13B") & (pl.col("prompt") == 1))
+    assert round(100 * beluga.filter(pl.col("criterion") == "Complexity")["statistic"][0]) == 32

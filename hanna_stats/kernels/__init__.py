@@ -9,7 +9,8 @@ draws are made once, in Python, so results do not depend on the number of thread
 
 - correlations: :func:`correlation`, :func:`level_correlation` (item / system / global level),
   :func:`group_correlations`, :func:`aggregate_groups`, Kendall counts, ranks;
-- agreement: :func:`intraclass_corr` (six ICC forms), :func:`krippendorff_alpha`;
+- agreement: :func:`intraclass_corr` (six ICC forms), :func:`krippendorff_alpha`; on
+  categorical labels :func:`cohen_kappa`, :func:`fleiss_kappa`, :func:`gwet_ac` (AC1/AC2);
 - significance: :func:`williams_test`, :func:`adjust_pvalues` (BH, BY, Holm, Bonferroni),
   :func:`paired_bootstrap` with :func:`weighted_f1`;
 - resampling: :func:`bootstrap_ci` (inputs, systems or both; percentile or BCa),
@@ -26,9 +27,11 @@ from ._options import (
     LEVELS,
     METHODS,
     NAN_POLICIES,
+    PVALUE_METHODS,
     RESAMPLE,
     TIE_RULES,
     VARIANTS,
+    WEIGHTS,
     check_confidence,
     check_count,
     check_seed,
@@ -46,6 +49,15 @@ from .grouped import (
 )
 from .kendall import KendallCounts, kendall_counts, tau_from_counts
 from .multitest import adjust_pvalues
+from .nominal import (
+    AgreementCoefficientResult,
+    CohenKappaResult,
+    LabelCodes,
+    cohen_kappa,
+    encode_labels,
+    fleiss_kappa,
+    gwet_ac,
+)
 from .pairs import PairedBootstrapResult, paired_bootstrap, weighted_f1
 from .permutation import PermutationTestResult, permutation_swaps, permutation_test_pairs
 from .ranking import borda_count
@@ -59,15 +71,20 @@ __all__ = [
     "LEVELS",
     "METHODS",
     "NAN_POLICIES",
+    "PVALUE_METHODS",
     "RESAMPLE",
     "TIE_RULES",
     "VARIANTS",
+    "WEIGHTS",
+    "AgreementCoefficientResult",
     "AlphaResult",
     "BootstrapIndices",
     "BootstrapResult",
+    "CohenKappaResult",
     "CorrelationResult",
     "ICCResult",
     "KendallCounts",
+    "LabelCodes",
     "LevelCorrelationResult",
     "PairedBootstrapResult",
     "PermutationTestResult",
@@ -81,8 +98,12 @@ __all__ = [
     "check_confidence",
     "check_count",
     "check_seed",
+    "cohen_kappa",
     "correlation",
+    "encode_labels",
+    "fleiss_kappa",
     "group_correlations",
+    "gwet_ac",
     "intraclass_corr",
     "kendall_counts",
     "krippendorff_alpha",

@@ -26,6 +26,10 @@ RESAMPLE = ("inputs", "systems", "both")
 CI_METHODS = ("percentile", "bca")
 BOOTSTRAP_LEVELS = ("item", "system")
 LEVELS_OF_MEASUREMENT = ("nominal", "ordinal", "interval")
+#: p-value of :func:`~hanna_stats.kernels.correlation` (scipy.stats.kendalltau's ``method``).
+PVALUE_METHODS = ("auto", "exact", "asymptotic")
+#: Agreement weights of the nominal coefficients (None = unweighted); see ``kernels.nominal``.
+WEIGHTS = ("linear", "quadratic")
 
 PEARSON, SPEARMAN, KENDALL = 0, 1, 2
 TAU_A, TAU_B, TAU_C = 0, 1, 2
@@ -45,6 +49,8 @@ CHOICES = {
     "resample": RESAMPLE,
     "ci_method": CI_METHODS,
     "level_of_measurement": LEVELS_OF_MEASUREMENT,
+    "pvalue_method": PVALUE_METHODS,
+    "weights": WEIGHTS,
 }
 
 

@@ -4,7 +4,8 @@ Schema and views live in ``sql/``; :func:`open_store` loads them. Ingest functio
 whole file before writing it in one transaction; :func:`load_study` loads everything the
 analyses need in one go (:class:`Study`), :func:`open_study` from a store file, a HANNA folder or
 a tidy file; :func:`run_query` runs ad-hoc SQL; :func:`fetch_hanna` and
-:func:`resolve_hanna_dir` find the HANNA data.
+:func:`resolve_hanna_dir` find the HANNA data. :func:`read_user_study` reads the TACL user study
+of LLM judges' explanations into a frame (not into the store).
 """
 
 from hanna_stats.store.cube import Cube, build_hanna_store, ingest_hanna_dir
@@ -18,6 +19,7 @@ from hanna_stats.store.ingest import (
     ingest_tidy,
 )
 from hanna_stats.store.study import AUTOMATIC_KINDS, Study, load_study, open_study
+from hanna_stats.store.user_study import read_user_study
 
 __all__ = [
     "AUTOMATIC_KINDS",
@@ -35,6 +37,7 @@ __all__ = [
     "load_study",
     "open_store",
     "open_study",
+    "read_user_study",
     "resolve_hanna_dir",
     "run_query",
 ]
