@@ -454,6 +454,14 @@ def _commands() -> tuple[Command, ...]:
             INCLUDE_HUMAN,
         ),
         _analysis(
+            "judge-scale",
+            "judges:judge_scale",
+            "how many LLM-judge values leave the 1-5 rating scale, per judge and prompt",
+            "Counts of each judge's values below 1, above 5 and missing, per prompt variant "
+            "(HANNA's LLM file codes an unparsable answer as -1 inside 3-try means; the store "
+            "keeps the values as published, as the TACL study used them).",
+        ),
+        _analysis(
             "rater-panel",
             "judges:rater_panel",
             "each human rater against the panel, per criterion",

@@ -232,3 +232,27 @@ def test_judges_command(hanna_dir, capsys):
     frame = pl.read_csv(capsys.readouterr().out.encode())
     beluga = frame.filter((pl.col("rater") == "Beluga-13B") & (pl.col("prompt") == 1))
     assert round(100 * beluga.filter(pl.col("criterion") == "Complexity")["statistic"][0]) == 32
+
+
+def test_judge_values_outside_the_scale(hanna_study, hanna_dir):
+    # Counted independently from the file: its cells are JSON lists of 96 values per system.
+    import json
+
+    from hanna_stats.analyses import judge_scale
+
+    raw = pl.read_csv(hanna_dir / "hanna_metric_scores_llm.csv")
+    counts = judge_scale(hanna_study)
+    abbreviations = ("RE", "CH", "EM", "SU", "EG", "CX")
+    for judge, prompt, below in counts.select("judge", "prompt", "below").iter_rows():
+        values = [
+            v
+            for a in abbreviations
+            for cell in raw[f"{judge} {a} {prompt}"]
+            for v in json.loads(cell)
+        ]
+        assert below == sum(v < 1 for v in values), (judge, prompt)
+    beluga = dict(
+        counts.filter(pl.col("judge") == "Beluga-13B").select("prompt", "below").iter_rows()
+    )
+    assert beluga == {"1": 0, "2": 55, "3": 64, "4": 54}  # the notebook data's counts
+    assert counts["above"].sum() == 0 and counts["missing"].sum() == 0

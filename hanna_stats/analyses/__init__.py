@@ -45,6 +45,7 @@ _HOME = {
     "user_study_agreement": "user_study",
     "judge_criteria": "judges",
     "rater_panel": "judges",
+    "judge_scale": "judges",
 }
 __all__ = sorted(_HOME)
 

@@ -278,3 +278,44 @@ def judge_criteria(
 def _mean_abs(column: list[tuple]) -> float:
     values = np.abs([r[3] for r in column], dtype=np.float64)
     return float(np.nanmean(values)) if np.isfinite(values).any() else np.nan
+
+
+def judge_scale(study: Study, *, low: float = 1.0, high: float = 5.0) -> pl.DataFrame:
+    """How many of each judge's values leave the rating scale ``[low, high]``.
+
+    The TACL study asked the judges for Likert ratings from 1 to 5; HANNA's
+    ``hanna_metric_scores_llm.csv`` holds, per story, the mean over three tries in which an
+    answer that could not be parsed counted as -1 (inferred from the values: -1 when all three
+    failed, -1/3 = (-1 - 1 + 1) / 3, ...). The store keeps the values as published (the policy
+    ``keep``, which the authors' correlations used); this table says how many there are.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per judge and prompt variant: ``judge, prompt, n_values, below, above, missing``
+        (values under ``low``, over ``high``, NaN), over every item and rated criterion (not the
+        judges' ``Average`` measures), human-written system included; in catalogue order.
+    """
+    judges = study.catalogue.filter(
+        (pl.col("kind") == "llm-judge") & pl.col("criterion").is_in(list(study.criteria))
+    )
+    position = {m: i for i, m in enumerate(study.measures)}
+    rows = []
+    grouped = judges.group_by(["judge", "variant"], maintain_order=True).agg("measure")
+    for judge, prompt, measures in grouped.iter_rows():
+        values = study.values[[position[m] for m in measures]]
+        present = values[~np.isnan(values)]
+        rows.append(
+            (
+                judge,
+                prompt,
+                int(values.size),
+                int((present < low).sum()),
+                int((present > high).sum()),
+                int(np.isnan(values).sum()),
+            )
+        )
+    names = ("judge", "prompt", "n_values", "below", "above", "missing")
+    return pl.DataFrame(
+        rows, schema=dict(zip(names, [pl.String] * 2 + [pl.Int64] * 4, strict=True)), orient="row"
+    )
