@@ -1,7 +1,8 @@
 """Ranks, Kendall counts and 1-D correlations against independent oracles.
 
-Oracles: scipy.stats (rankdata, pearsonr, spearmanr, kendalltau with variant b/c and the
-asymptotic p-value) and brute-force pair counting written here (tau-a, the five pair classes).
+Oracles: scipy.stats (rankdata, pearsonr, spearmanr, kendalltau with variant b/c and its default
+p-value, method="auto", as ours) and brute-force pair counting written here (tau-a, the five pair
+classes). The other p-value methods: tests/test_pvalue_methods.py.
 """
 
 from __future__ import annotations
@@ -46,13 +47,8 @@ def scipy_correlation(x, y, method, variant="b", alternative="two-sided"):
         elif method == "spearman":
             res = scipy.stats.spearmanr(x, y, alternative=alternative)
         else:
-            try:
-                res = scipy.stats.kendalltau(
-                    x, y, variant=variant, method="asymptotic", alternative=alternative
-                )
-            except ZeroDivisionError:  # scipy's variance formula divides by n - 2
-                res = scipy.stats.kendalltau(x, y, variant=variant)
-                return float(res.statistic), np.nan
+            # method="auto" (exact without ties for n <= 33, else asymptotic), as our default
+            res = scipy.stats.kendalltau(x, y, variant=variant, alternative=alternative)
     return float(res.statistic), float(res.pvalue)
 
 
@@ -245,6 +241,8 @@ def test_invalid_arguments_name_the_argument():
 
 def test_doctest_values():
     # Reference numbers of the docstring examples, from scipy.
-    res = correlation([1, 2, 3, 4, 5], [2, 1, 4, 3, 5], method="kendall")
-    expected = scipy.stats.kendalltau([1, 2, 3, 4, 5], [2, 1, 4, 3, 5], method="asymptotic")
-    assert (res.statistic, res.pvalue) == pytest.approx((expected.statistic, expected.pvalue))
+    x, y = [1, 2, 3, 4, 5], [2, 1, 4, 3, 5]
+    for pvalue_method in ("auto", "asymptotic"):
+        res = correlation(x, y, method="kendall", pvalue_method=pvalue_method)
+        expected = scipy.stats.kendalltau(x, y, method=pvalue_method)
+        assert (res.statistic, res.pvalue) == pytest.approx((expected.statistic, expected.pvalue))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple
 
@@ -11,6 +12,13 @@ from numba import njit
 from ._options import KENDALL, SPEARMAN, check_option, validated
 from .kendall import _kendall_counts, _tau
 from .ranks import _rankdata
+
+#: ``pvalue_method="auto"`` takes Kendall's exact p-value for untied samples of up to this many
+#: pairs (or with at most one discordant or one concordant pair), as scipy.stats.kendalltau.
+KENDALL_EXACT_AUTO_MAX_N = 33
+#: Largest sample for Spearman's exact p-value (its null distribution costs about
+#: ``n 2^(n-1) n^3 / 3`` additions: 0.5 s for n = 14, computed once per n).
+SPEARMAN_EXACT_MAX_N = 14
 
 
 class CorrelationResult(NamedTuple):
@@ -141,12 +149,12 @@ def _spearman_pvalue(r, n, alternative):
     )
 
 
-def _kendall_pvalue(counts, alternative):
-    from scipy import special
-
+def _kendall_asymptotic_pvalue(counts, alternative):
     n = counts.n
     if n < 3:
-        return np.nan
+        return np.nan  # the variance divides by n - 2 (scipy raises ZeroDivisionError)
+    from scipy import special
+
     m = n * (n - 1.0)
     var = (
         (m * (2 * n + 5) - counts.x_tie_v1 - counts.y_tie_v1) / 18
@@ -157,28 +165,200 @@ def _kendall_pvalue(counts, alternative):
     return _pvalue(z, special.ndtr, lambda z: special.ndtr(-z), alternative)
 
 
+def _inversion_cdf(n, kmax):
+    """``P(Q <= k)`` for ``k = 0 .. kmax``, ``Q`` the number of inversions of a uniformly random
+    permutation of ``n`` items (Kendall's discordant pairs under independence, without ties).
+
+    ``Q = U_2 + ... + U_n`` with independent ``U_j`` uniform on ``{0, ..., j - 1}`` (the
+    inversion table), so the probability generating function is
+    ``prod_j (1 + z + ... + z^(j - 1)) / j`` (Knuth, *TAOCP* vol. 3, sec. 5.1.1). Each factor is
+    one moving-window sum: a cumulative sum minus itself shifted by ``j``, divided by ``j``; only
+    the first ``kmax + 1`` terms are kept. Probabilities rather than counts, so no ``n!``
+    overflows (as scipy's branch for ``n >= 171``); about 1e-15 relative error.
+    """
+    pmf = np.zeros(kmax + 1)
+    pmf[0] = 1.0
+    for j in range(2, n + 1):
+        pmf = np.cumsum(pmf) / j
+        if j <= kmax:
+            pmf[j:] -= pmf[: kmax + 1 - j]
+    return np.cumsum(pmf)
+
+
+def _kendall_exact_pvalue(n, concordant, alternative):
+    """Exact p-value of ``C = concordant`` for two untied samples of ``n`` pairs.
+
+    Under independence ``D = n (n - 1) / 2 - C`` is distributed as :func:`_inversion_cdf`,
+    symmetric about ``n (n - 1) / 4``. With ``low = min(C, D)`` (the nearer tail),
+    ``tail = P(Q <= low)`` and ``mass = P(Q = low)``: two-sided ``min(2 tail, 1)``; one-sided
+    ``tail`` when the alternative points at the observed side, else ``1 - tail + mass``
+    (scipy.stats._mstats_basic._kendall_p_exact). ``low <= 1`` uses ``P(Q = 0) = 1 / n!`` and
+    ``P(Q = 1) = (n - 1) / n!`` (0 beyond ``n = 1000``), so large samples need no recurrence.
+    """
+    total = n * (n - 1) // 2
+    low = min(concordant, total - concordant)
+    if low <= 1:
+        factorial = math.factorial(n) if n <= 1000 else math.inf
+        mass = (n - 1) ** low / factorial
+        tail = (1 + low * (n - 1)) / factorial
+    else:
+        cdf = _inversion_cdf(n, low)
+        tail = cdf[low]
+        mass = cdf[low] - cdf[low - 1]
+    if alternative == "two-sided":
+        pvalue = 2 * tail
+    elif (concordant >= total - concordant) == (alternative == "greater"):
+        pvalue = tail
+    else:
+        pvalue = 1 - tail + mass
+    return min(max(pvalue, 0.0), 1.0)
+
+
+def _kendall_pvalue(counts, alternative, pvalue_method):
+    """scipy.stats.kendalltau's p-value for ``method=pvalue_method``; see :func:`correlation`."""
+    untied = counts.x_distinct == counts.n and counts.y_distinct == counts.n
+    if pvalue_method == "exact" and not untied:
+        _raise_ties("kendall", counts.x_distinct < counts.n)
+    if pvalue_method == "auto":
+        small = counts.n <= KENDALL_EXACT_AUTO_MAX_N
+        pvalue_method = (
+            "exact"
+            if untied and (small or min(counts.concordant, counts.discordant) <= 1)
+            else "asymptotic"
+        )
+    if pvalue_method == "exact":
+        return _kendall_exact_pvalue(counts.n, counts.concordant, alternative)
+    return _kendall_asymptotic_pvalue(counts, alternative)
+
+
+@functools.cache
+def _spearman_null_counts(n):
+    """``counts[t]``: the number of permutations ``p`` of ``0 .. n - 1`` with
+    ``sum_i i p(i) = t`` (``t = 0 .. (n - 1) n (2n - 1) / 6``), as a read-only int64 array.
+
+    Without ties, ``sum d^2 = n (n - 1)(2n - 1) / 3 - 2 t`` with ``t = sum_i r_i s_i`` over the
+    0-based ranks, so this is the exact permutation distribution of Spearman's rho (Kendall,
+    Kendall and Babington Smith 1939). Dynamic programme over the sets of values already given
+    to positions ``0 .. k - 1``: position ``k`` takes an unused value ``v`` and adds ``k v``
+    (``2^n`` sets, each an array over ``t``); exact in int64 (``n! < 2^63`` for ``n <= 20``).
+    """
+    size = (n - 1) * n * (2 * n - 1) // 6 + 1
+    sets = np.arange(1 << n, dtype=np.int64)
+    popcount = np.zeros(sets.size, dtype=np.int64)
+    for bit in range(n):
+        popcount += (sets >> bit) & 1
+    position = np.empty(sets.size, dtype=np.int64)  # row of a set in its layer
+    layer = np.zeros(1, dtype=np.int64)  # the sets of k values (bit v set: v used)
+    counts = np.zeros((1, size), dtype=np.int64)
+    counts[0, 0] = 1
+    for k in range(n):
+        following = np.flatnonzero(popcount == k + 1)
+        position[following] = np.arange(following.size)
+        grown = np.zeros((following.size, size), dtype=np.int64)
+        for v in range(n):
+            free = (layer >> v) & 1 == 0
+            rows = position[layer[free] | (1 << v)]  # distinct rows for one v
+            grown[rows, k * v :] += counts[free, : size - k * v]
+        layer, counts = following, grown
+    counts = counts[0]
+    counts.flags.writeable = False
+    return counts
+
+
+def _spearman_exact_pvalue(x, y, alternative):
+    """Exact permutation p-value of Spearman's rho for untied ``x``, ``y`` (``n <= 14``): the
+    fraction of the ``n!`` pairings whose rho is at least (``"greater"``) or at most
+    (``"less"``) the observed one; two-sided ``min(2 min(less, greater), 1)``, as
+    ``scipy.stats.permutation_test(..., permutation_type="pairings", n_resamples=np.inf)``."""
+    n = x.size
+    t = int(np.argsort(np.argsort(x)) @ np.argsort(np.argsort(y)))
+    counts = _spearman_null_counts(n)
+    factorial = math.factorial(n)
+    less = int(counts[: t + 1].sum()) / factorial
+    greater = int(counts[t:].sum()) / factorial
+    if alternative == "less":
+        return less
+    if alternative == "greater":
+        return greater
+    return min(2 * min(less, greater), 1.0)
+
+
+def _raise_ties(method, x_tied):
+    raise ValueError(
+        f"pvalue_method='exact' needs samples without ties for method={method!r}; "
+        f"{'x' if x_tied else 'y'} has tied values; use 'auto' or 'asymptotic'"
+    )
+
+
+def _check_pvalue_method(method, pvalue_method):
+    check_option("pvalue_method", pvalue_method)
+    if method == "pearson" and pvalue_method == "asymptotic":
+        raise ValueError(
+            "pvalue_method='asymptotic' is not available for method='pearson' (its p-value, as "
+            "scipy.stats.pearsonr's, is the exact beta distribution); use 'auto' or 'exact'"
+        )
+
+
+def _spearman_pvalue_of(x, y, r, alternative, pvalue_method):
+    """Spearman's p-value of the (defined) statistic ``r``; see :func:`correlation`."""
+    if pvalue_method != "exact":
+        return _spearman_pvalue(r, x.size, alternative)
+    x_tied = np.unique(x).size < x.size
+    if x_tied or np.unique(y).size < y.size:
+        _raise_ties("spearman", x_tied)
+    if x.size > SPEARMAN_EXACT_MAX_N:
+        raise ValueError(
+            f"pvalue_method='exact' needs n <= {SPEARMAN_EXACT_MAX_N} pairs for "
+            f"method='spearman'; got {x.size}; use 'auto' or 'asymptotic'"
+        )
+    return _spearman_exact_pvalue(x, y, alternative)
+
+
 def correlation(
-    x, y, *, method="pearson", variant="b", nan_policy="propagate", alternative="two-sided"
+    x,
+    y,
+    *,
+    method="pearson",
+    variant="b",
+    nan_policy="propagate",
+    alternative="two-sided",
+    pvalue_method="auto",
 ):
     """Correlation coefficient of two paired samples, with its p-value.
 
     - ``"pearson"``: ``r = sum (x - mx)(y - my) / sqrt(sum (x - mx)^2 sum (y - my)^2)``
       (Pearson 1896), computed on power-of-two-scaled, centred unit vectors (see
-      :func:`_unit_vector`). p-value as ``scipy.stats.pearsonr``: under independent normal samples
-      ``(r + 1) / 2`` follows Beta(n/2 - 1, n/2 - 1); for ``n == 2`` the p-value is 1.
-    - ``"spearman"``: Pearson's r of the average ranks (Spearman 1904). p-value as
-      ``scipy.stats.spearmanr``: ``t = r sqrt((n - 2) / ((1 + r)(1 - r)))`` against Student's t
-      with ``n - 2`` degrees of freedom.
+      :func:`_unit_vector`).
+    - ``"spearman"``: Pearson's r of the average ranks (Spearman 1904).
     - ``"kendall"``: tau-a, tau-b (default) or tau-c from :func:`kendall_counts` (Kendall 1945;
-      Stuart 1953). p-value as ``scipy.stats.kendalltau(method="asymptotic")``:
-      ``z = (C - D) / sqrt(var)`` against the standard normal, with the tie-corrected variance
-      ``var = (v0 - vx - vy) / 18 + 2 n1 n2 / (n (n - 1)) + tx ty / (9 n (n - 1)(n - 2))``,
-      ``v0 = n (n - 1)(2n + 5)``, ``vx = sum t (t - 1)(2t + 5)``, ``tx = sum t (t - 1)(t - 2)``
-      over the tie groups of x (Kendall 1970, *Rank Correlation Methods*, eq. 4.3). The p-value
-      depends only on ``C - D``, so it is the same for all three variants (as in scipy).
+      Stuart 1953).
 
     The statistic is clipped to ``[-1, 1]``; it and the p-value are NaN when a sample is constant
-    or fewer than 2 pairs remain (Kendall's p-value needs 3).
+    or fewer than 2 pairs remain.
+
+    **p-values** (``pvalue_method``, the ``method`` of ``scipy.stats.kendalltau``; scipy 1.17):
+
+    - Kendall, ``"asymptotic"``: ``z = (C - D) / sqrt(var)`` against the standard normal, with
+      the tie-corrected variance ``var = (v0 - vx - vy) / 18 + 2 n1 n2 / (n (n - 1))
+      + tx ty / (9 n (n - 1)(n - 2))``, ``v0 = n (n - 1)(2n + 5)``, ``vx = sum t (t - 1)(2t + 5)``,
+      ``tx = sum t (t - 1)(t - 2)`` over the tie groups of x, ``n1`` (``n2``) the pairs tied in
+      x (y) (Kendall 1970, *Rank Correlation Methods*, 4th ed., eq. 4.3); NaN for ``n < 3``.
+      ``"exact"``: the exact null distribution of the number of discordant pairs, that of the
+      inversions of a random permutation (Kendall 1970; :func:`_inversion_cdf`); two-sided
+      ``min(2 P(Q <= min(C, D)), 1)``. Only without ties: tied x or y raises ValueError, as in
+      scipy (``n == 2`` gives 1 two-sided). ``"auto"`` (scipy's default): ``"exact"`` when
+      neither sample has ties and ``n <= 33`` or ``min(C, D) <= 1``, else ``"asymptotic"``.
+      The p-value depends only on ``C`` and ``D``, the same for all three variants.
+    - Spearman, ``"auto"`` = ``"asymptotic"`` (``scipy.stats.spearmanr``, which has no other
+      method): ``t = r sqrt((n - 2) / ((1 + r)(1 - r)))`` against Student's t with ``n - 2``
+      degrees of freedom. ``"exact"``: the exact permutation distribution of
+      ``sum d^2`` over all ``n!`` pairings (Kendall, Kendall and Babington Smith 1939), equal to
+      ``scipy.stats.permutation_test`` of rho with ``permutation_type="pairings"`` and
+      ``n_resamples=np.inf``; only without ties and for ``n <= 14`` (ValueError otherwise).
+    - Pearson, ``"auto"`` = ``"exact"`` (``scipy.stats.pearsonr``'s default, which scipy calls
+      the exact distribution of r): under independent normal samples ``(r + 1) / 2`` follows
+      Beta(n/2 - 1, n/2 - 1) (Student 1908); for ``n == 2`` the p-value is 1. scipy has no
+      asymptotic p-value for r, so ``"asymptotic"`` raises ValueError.
 
     Parameters
     ----------
@@ -192,6 +372,8 @@ def correlation(
         value is NaN; ``"raise"``: raise ValueError on NaN.
     alternative : {"two-sided", "less", "greater"}
         Alternative hypothesis: the correlation is non-zero, negative or positive.
+    pvalue_method : {"auto", "exact", "asymptotic"}
+        How the p-value is computed, as above.
 
     Returns
     -------
@@ -201,16 +383,36 @@ def correlation(
     Raises
     ------
     ValueError
-        For an invalid argument, or NaN with ``nan_policy="raise"``.
+        For an invalid argument, NaN with ``nan_policy="raise"``, or ``pvalue_method="exact"``
+        on tied samples (Kendall, Spearman) or more than 14 pairs (Spearman). A NaN statistic
+        (constant sample) gives a NaN p-value, never this error.
+
+    References
+    ----------
+    M. G. Kendall, *Rank Correlation Methods*, 4th ed., Griffin, 1970. M. G. Kendall,
+    S. F. H. Kendall and B. Babington Smith, "The distribution of Spearman's coefficient of rank
+    correlation in a universe in which all rankings occur an equal number of times",
+    *Biometrika* 30, 1939. Student, "Probable error of a correlation coefficient", *Biometrika*
+    6, 1908.
 
     Examples
     --------
     >>> res = correlation([1, 2, 3, 4, 5], [2, 1, 4, 3, 5], method="kendall")
+    >>> round(res.statistic, 4), round(res.pvalue, 4)  # exact: 2 (1 + 4 + 9) / 5!
+    (0.6, 0.2333)
+    >>> res = correlation(
+    ...     [1, 2, 3, 4, 5], [2, 1, 4, 3, 5], method="kendall", pvalue_method="asymptotic"
+    ... )
+    >>> round(res.pvalue, 4)
+    0.1416
+    >>> x, y = [1, 2, 3, 4, 5], [2, 1, 4, 3, 5]
+    >>> res = correlation(x, y, method="spearman", pvalue_method="exact")  # 2 x 8 / 5!
     >>> round(res.statistic, 4), round(res.pvalue, 4)
-    (0.6, 0.1416)
+    (0.8, 0.1333)
     """
     method_code = check_option("method", method)
     variant_code = check_option("variant", variant)
+    _check_pvalue_method(method, pvalue_method)
     x, y = validated({"x": x, "y": y}, 1, 1, nan_policy=nan_policy, alternative=alternative)
     missing = np.isnan(x) | np.isnan(y)
     if missing.any():
@@ -223,10 +425,15 @@ def correlation(
     if method == "kendall":
         counts = _kendall_counts(x, y)
         stat = _tau(counts, variant_code)
-        pvalue = np.nan if np.isnan(stat) else _kendall_pvalue(counts, alternative)
+        if np.isnan(stat):
+            return CorrelationResult(float(stat), np.nan)
+        pvalue = _kendall_pvalue(counts, alternative, pvalue_method)
     else:
         stat = _statistic(x, y, method_code, variant_code)
-        pvalue = (_pearson_pvalue if method == "pearson" else _spearman_pvalue)(
-            stat, x.size, alternative
-        )
+        if np.isnan(stat):
+            return CorrelationResult(float(stat), np.nan)
+        if method == "pearson":
+            pvalue = _pearson_pvalue(stat, x.size, alternative)
+        else:
+            pvalue = _spearman_pvalue_of(x, y, stat, alternative, pvalue_method)
     return CorrelationResult(float(stat), float(pvalue))
