@@ -238,10 +238,22 @@ KINDS = opt(
 CRITERION = opt("--criterion", required=True, help="name or abbreviation (e.g. EM)")
 SEED = opt("--seed", type=_seed, default=0, help="seed of the resampling")
 RESAMPLES = opt("--resamples", type=_count, default=1000, help="bootstrap resamples B")
-REFERENCE_HELP = (
-    "the human rater's panel: the mean of all raters (the TACL study) or of the others"
-)
 CONFIDENCE = opt("--confidence", type=float, default=0.95, help="level of the intervals")
+
+
+#: Options of the LLM-judge analyses (judges, rater-panel).
+JUDGE_OPTIONS = (
+    _level("system"),
+    _method("kendall"),
+    opt("--variant", choices="variant", default="b", help="Kendall variant"),
+    opt(
+        "--reference",
+        choices="reference",
+        default="panel",
+        help="the human rater's panel: the mean of all raters (the TACL study) or of the others",
+    ),
+    INCLUDE_HUMAN,
+)
 
 
 def _analysis(
@@ -447,11 +459,7 @@ def _commands() -> tuple[Command, ...]:
             "criterion, per prompt variant, correlated with that human criterion; the human "
             "rater row (each rater against the panel, averaged over raters) and each column's "
             "mean |r|.",
-            _level("system"),
-            _method("kendall"),
-            opt("--variant", choices="variant", default="b", help="Kendall variant"),
-            opt("--reference", choices="reference", default="panel", help=REFERENCE_HELP),
-            INCLUDE_HUMAN,
+            *JUDGE_OPTIONS,
         ),
         _analysis(
             "judge-scale",
@@ -467,11 +475,7 @@ def _commands() -> tuple[Command, ...]:
             "each human rater against the panel, per criterion",
             "Correlation of each rater's ratings with the mean of all raters (panel) or of the "
             "other raters (others), at story, system or global level, and the mean over raters.",
-            _level("system"),
-            _method("kendall"),
-            opt("--variant", choices="variant", default="b", help="Kendall variant"),
-            opt("--reference", choices="reference", default="panel", help=REFERENCE_HELP),
-            INCLUDE_HUMAN,
+            *JUDGE_OPTIONS,
         ),
         _analysis(
             "system-means",

@@ -10,6 +10,7 @@ them (a tmpfs mount needs privileges; a read-only folder does not stop root).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -974,22 +975,30 @@ def test_locked_store_fails_at_once(command, stores, tmp_path):
     assert digest(db) == old
 
 
-@pytest.fixture
-def small_tmpfs(tmp_path):
-    """A 16 MiB tmpfs at ``tmp_path / 'small'`` (skipped where mounting is not allowed)."""
-    mount = tmp_path / "small"
-    mount.mkdir()
+@contextlib.contextmanager
+def _tmpfs(folder: Path, options: str):
+    """A tmpfs mounted at ``folder`` with ``options`` for the block; the test is skipped where
+    mounting is not allowed."""
     done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount)],
+        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)],
         capture_output=True,
         text=True,
     )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip() or done.returncode}")
     try:
-        yield mount
+        yield
     finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path):
+    """A 16 MiB tmpfs at ``tmp_path / 'small'`` (skipped where mounting is not allowed)."""
+    mount = tmp_path / "small"
+    mount.mkdir()
+    with _tmpfs(mount, "size=16m"):
+        yield mount
 
 
 def test_full_disk_during_ingest_changes_nothing(stores, big_tidy, small_tmpfs):
@@ -1037,17 +1046,8 @@ def read_only_folder(tmp_path):
         yield folder
         folder.chmod(0o755)
         return
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "ro,size=1m", "tmpfs", str(folder)],
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"root, and no read-only tmpfs: {done.stderr.strip() or done.returncode}")
-    try:
+    with _tmpfs(folder, "ro,size=1m"):
         yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], check=False)
 
 
 def test_read_only_folder(stores, read_only_folder, tmp_path):

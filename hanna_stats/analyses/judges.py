@@ -96,16 +96,10 @@ def _rater_statistics(
                     rated = ~np.isnan(own)
                     rest = counts - rated
                     panel = np.where(rest > 0, (totals - np.nan_to_num(own)) / rest, np.nan)
-            for c in range(len(criteria)):
-                result = level_correlation(
-                    own[[c]],
-                    panel[[c]],
-                    level=KERNEL_LEVEL[level],
-                    method=method,
-                    variant=variant,
-                    nan_policy="omit",
-                )
-                out[r, c] = result.statistic[0, 0]
+            result = level_correlation(
+                own, panel, level=KERNEL_LEVEL[level], method=method, variant=variant
+            )
+            out[r] = np.diagonal(result.statistic)  # criterion c against the panel's c
         return criteria, out
 
     return study.memo(key, compute)
@@ -161,7 +155,7 @@ def rater_panel(
     criteria, stats = _rater_statistics(study, level, method, variant, reference, include_human)
     raters = [str(r + 1) for r in range(stats.shape[0])]
     with np.errstate(invalid="ignore"):
-        mean = np.nanmean(np.where(np.isnan(stats), np.nan, stats), axis=0)
+        mean = np.nanmean(stats, axis=0)
     rows = [
         (rater, criterion, value)
         for c, criterion in enumerate(criteria)
@@ -192,7 +186,8 @@ def judge_criteria(
 
     For every LLM-judge measure that rates a human criterion (catalogue ``criterion``), the
     correlation at ``level`` of the judge's values with that criterion's values (the mean of its
-    raters); beside them, the human rater row (:func:`rater_panel`, averaged over raters) and,
+    raters); beside them, when the study has rater-level ratings, the human rater row
+    (:func:`rater_panel`, averaged over raters) and,
     for each judge x prompt column and the human rater row, ``criterion = "mean |r|"``: the mean
     of the column's absolute correlations over the criteria (the TACL study's "Avg" row). Missing
     values are left out pairwise (``nan_policy="omit"``).
@@ -241,12 +236,13 @@ def judge_criteria(
     position = {m: i for i, m in enumerate(cube.measures)}
     criteria = list(study.criteria)
     rows: list[tuple] = []
-    humans, stats = _rater_statistics(study, level, method, variant, reference, include_human)
-    with np.errstate(invalid="ignore"):
-        mean = np.nanmean(stats, axis=0)
-    human_values = dict(zip(humans, mean, strict=True))
-    column = [(HUMAN_RATER, None, c, human_values.get(c, np.nan)) for c in criteria]
-    rows += [*column, (HUMAN_RATER, None, MEAN_ABS, _mean_abs(column))]
+    if study.ratings.height:
+        options = {"level": level, "method": method, "variant": variant}
+        panel = rater_panel(study, **options, reference=reference, include_human=include_human)
+        means = panel.filter(pl.col("rater") == "mean").select("criterion", "statistic")
+        human_values = dict(means.iter_rows())
+        column = [(HUMAN_RATER, None, c, human_values.get(c, np.nan)) for c in criteria]
+        rows += [*column, (HUMAN_RATER, None, MEAN_ABS, _mean_abs(column))]
     grouped = judges.group_by(["judge", "variant"], maintain_order=True).agg("measure", "criterion")
     for judge, prompt, measures, rated in grouped.iter_rows():
         by_criterion = dict(zip(rated, measures, strict=True))
