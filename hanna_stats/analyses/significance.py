@@ -240,15 +240,13 @@ def williams_frame(
     # A judge's measure rating criterion X enters the tests of X only; a pair is named across
     # criteria by its measures, a judge's measures by judge and prompt (the "pair" family).
     rates, identity = _judged(study, names[metric_idx].tolist())
-    pairs = pl.DataFrame(
-        {
-            "measure_a": names[metric_idx[a_idx]].tolist(),
-            "measure_b": names[metric_idx[b_idx]].tolist(),
-            "pair_a": [identity[i] for i in a_idx],
-            "pair_b": [identity[i] for i in b_idx],
-        },
-        schema={k: pl.String for k in ("measure_a", "measure_b", "pair_a", "pair_b")},
-    )
+    columns = {
+        "measure_a": names[metric_idx[a_idx]].tolist(),
+        "measure_b": names[metric_idx[b_idx]].tolist(),
+    }
+    if correction is not None and family == "pair":
+        columns |= {"pair_a": [identity[i] for i in a_idx], "pair_b": [identity[i] for i in b_idx]}
+    pairs = pl.DataFrame(columns, schema=dict.fromkeys(columns, pl.String))
     matched = []
     for name in criteria:
         fits = np.array([r is None or r == name for r in rates])
@@ -293,29 +291,27 @@ def williams_frame(
         return pl.DataFrame(schema=WILLIAMS_SCHEMA)
     frame = pl.concat(frames, rechunk=False)
     if correction is not None:
-        frame = _adjusted(frame, correction, family)
+        if family == "pair":
+            keys = pl.struct("level", "method", "pair_a", "pair_b").rank("dense")
+            groups = frame.select(keys).to_series().to_numpy()
+        else:  # each block is one (criterion, level, method); "all" is one family
+            blocks = np.arange(len(frames)) if family == "criterion" else np.zeros(len(frames))
+            groups = np.repeat(blocks, [f.height for f in frames])
+        frame = frame.with_columns(
+            pl.Series("pvalue_adjusted", _adjusted(frame["pvalue"].to_numpy(), groups, correction))
+        )
     order = [*WILLIAMS_SCHEMA, *(["pvalue_adjusted"] if correction is not None else [])]
     return frame.select(order)
 
 
-def _adjusted(frame: pl.DataFrame, correction: str, family: str) -> pl.DataFrame:
-    """``frame`` with ``pvalue_adjusted``: its p-values adjusted within each ``family``."""
-    keys = {
-        "criterion": ["criterion", "level", "method"],
-        "pair": ["level", "method", "pair_a", "pair_b"],
-        "all": [],
-    }[family]
-    pvalues = frame["pvalue"].to_numpy()
+def _adjusted(pvalues: np.ndarray, groups: np.ndarray, correction: str) -> np.ndarray:
+    """``pvalues`` adjusted by ``correction`` within each family (equal ``groups`` values)."""
     adjusted = np.empty_like(pvalues)
-    if not keys:
-        adjusted[:] = adjust_pvalues(pvalues, method=correction)
-    else:
-        groups = frame.select(pl.struct(keys).rank("dense")).to_series().to_numpy() - 1
-        order = np.argsort(groups, kind="stable")
-        bounds = np.flatnonzero(np.diff(groups[order])) + 1
-        for rows in np.split(order, bounds):
-            adjusted[rows] = adjust_pvalues(pvalues[rows], method=correction)
-    return frame.with_columns(pl.Series("pvalue_adjusted", adjusted, dtype=pl.Float64))
+    order = np.argsort(groups, kind="stable")
+    bounds = np.flatnonzero(np.diff(groups[order])) + 1
+    for rows in np.split(order, bounds):
+        adjusted[rows] = adjust_pvalues(pvalues[rows], method=correction)
+    return adjusted
 
 
 BOOTSTRAP_SCHEMA = {
@@ -460,7 +456,5 @@ def _judged(study: Study, measures: list[str]) -> tuple[list[str | None], list[s
         if kind == "llm-judge" and c in study.criteria
     }
     rates = [info[m][0] if m in info else None for m in measures]
-    identity = [
-        f"{info[m][1] or m} (prompt {info[m][2]})" if m in info else m for m in measures
-    ]
+    identity = [f"{info[m][1] or m} (prompt {info[m][2]})" if m in info else m for m in measures]
     return rates, identity

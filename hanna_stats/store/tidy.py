@@ -102,8 +102,9 @@ def _check_functional(source: Source, df: pl.DataFrame, key: list[str], value: l
         )
 
 
-def _kinds(source: Source, df: pl.DataFrame) -> dict[str, str]:
-    """Each measure's kind: declared in the ``kind`` column, else inferred (see the module)."""
+def _kinds(source: Source, df: pl.DataFrame, rated: pl.DataFrame) -> dict[str, str]:
+    """Each measure's kind: declared in the ``kind`` column, else inferred from the rows with a
+    rater (``rated``; see the module)."""
     declared = df.filter(pl.col(KIND).is_not_null())
     unknown = _first_row(declared, ~pl.col(KIND).is_in(KINDS))
     if unknown is not None:
@@ -133,10 +134,10 @@ def _kinds(source: Source, df: pl.DataFrame) -> dict[str, str]:
             row=rated_metric["row"],
             column=KIND,
         )
-    rated = set(df.filter(pl.col(RATER).is_not_null())["measure"].to_list())
+    human = set(rated["measure"].unique().to_list())
     kinds = dict(declared.select("measure", KIND).unique("measure").iter_rows())
     return {
-        m: kinds.get(m, HUMAN if m in rated else METRIC)
+        m: kinds.get(m, HUMAN if m in human else METRIC)
         for m in df["measure"].unique(maintain_order=True)
     }
 
@@ -210,7 +211,7 @@ def parse_tidy(source: Source, *, human_system: str | None = None) -> b.Batch:
         raise source.error(f"human system {human_system!r} not found", column="system")
 
     inputs = _ordered(df["input"])
-    kinds = _kinds(source, df)
+    kinds = _kinds(source, df, rated)
     items = (
         df.group_by("item", maintain_order=True)
         .agg(pl.col("input").first(), pl.col("system").first(), pl.col("row").first())
