@@ -367,7 +367,7 @@ def base_topk(d: Data) -> dict:
 def base_system_means(d: Data) -> dict:
     """Means with Student-t intervals per (system, criterion) and pooled per system."""
     system = d.ratings["system"].to_numpy()
-    criterion = d.ratings["criterion"].to_numpy()
+    criterion = d.ratings["measure"].to_numpy()
     score = d.ratings["score"].to_numpy().astype(np.float64)
     s_names, s_code = np.unique(system, return_inverse=True)
     c_names, c_code = np.unique(criterion, return_inverse=True)

@@ -76,6 +76,9 @@ CHOICES: dict[str, tuple[str, str]] = {
     "resample": ("hanna_stats.kernels", "RESAMPLE"),
     "ci_method": ("hanna_stats.kernels", "CI_METHODS"),
     "reference": ("hanna_stats.analyses.judges", "REFERENCES"),
+    "pvalue_method": ("hanna_stats.kernels", "PVALUE_METHODS"),
+    "family": ("hanna_stats.analyses.significance", "FAMILIES"),
+    "scale_policy": ("hanna_stats.store.catalogue", "SCALE_POLICIES"),
 }
 
 
@@ -236,6 +239,16 @@ KINDS = opt(
     help="automatic measure kinds, comma-separated: metric (default, the paper), llm-judge",
 )
 CRITERION = opt("--criterion", required=True, help="name or abbreviation (e.g. EM)")
+MEASURES = opt(
+    "--measures", nargs="+", metavar="M", help="measure names, or criteria's abbreviations"
+)
+RATED_KINDS = opt(
+    "--kinds",
+    type=_comma_list,
+    default=("human",),
+    help="kinds of the measures with raters, comma-separated: human (default), llm-judge (its "
+    "tries as raters), metric",
+)
 SEED = opt("--seed", type=_seed, default=0, help="seed of the resampling")
 RESAMPLES = opt("--resamples", type=_count, default=1000, help="bootstrap resamples B")
 CONFIDENCE = opt("--confidence", type=float, default=0.95, help="level of the intervals")
@@ -308,6 +321,14 @@ def _commands() -> tuple[Command, ...]:
                     action="store_true",
                     help="let the file change values already in the store",
                 ),
+                opt(
+                    "--scale-policy",
+                    choices="scale_policy",
+                    help="what a judge's or metric's value outside its measure's scale does: "
+                    "error, missing, clip or keep (always counted; default: keep for HANNA's "
+                    "LLM file, as its authors used it, else error); human ratings off their "
+                    "scale are always refused",
+                ),
             ),
             _cmd_ingest,
             source=False,
@@ -344,6 +365,13 @@ def _commands() -> tuple[Command, ...]:
             opt("--nan-policy", choices="nan_policy", default="omit"),
             INCLUDE_HUMAN,
             KINDS,
+            opt(
+                "--pvalue-method",
+                choices="pvalue_method",
+                help="add each correlation's two-sided p-value and sample size n (system and "
+                "global level), as scipy.stats' kendalltau/spearmanr/pearsonr: auto (scipy's "
+                "default), exact or asymptotic (default: no p-values)",
+            ),
         ),
         _analysis(
             "borda",
@@ -377,13 +405,23 @@ def _commands() -> tuple[Command, ...]:
             "Williams tests between metrics' correlations with a criterion (Figs. 27-38)",
             "Williams (1959) test of H1 |r_a| > |r_b| for every ordered pair of metrics, the two "
             "correlations sharing the criterion. n defaults to the number of systems at system "
-            "level and, by the paper's convention, to the number of inputs at story level.",
+            "level and, by the paper's convention, to the number of inputs at story level. "
+            "--correction adjusts the p-values within each --family: the criterion's ordered "
+            "pairs (criterion), one ordered pair across the study's criteria (pair: Chhun et "
+            "al. 2024's family of one judge against another), or every test of every criterion "
+            "at this level and method (all).",
             CRITERION,
             _level("system"),
             _method("pearson"),
             opt("--n", type=int, help="sample size used by the test (see above)"),
             opt("--alternative", choices="alternative", default="greater"),
             opt("--correction", choices="correction", help="multiple-testing correction"),
+            opt(
+                "--family",
+                choices="family",
+                default="criterion",
+                help="the family of --correction (see above)",
+            ),
             INCLUDE_HUMAN,
             KINDS,
         ),
@@ -443,10 +481,13 @@ def _commands() -> tuple[Command, ...]:
         _analysis(
             "agreement",
             "ratings:agreement",
-            "inter-annotator agreement: six ICC forms and Krippendorff's alpha (Tab. 3)",
+            "inter-rater agreement: six ICC forms and Krippendorff's alpha (Tab. 3)",
             "ICC1, ICC2, ICC3 and their k-rater forms with F-based intervals, and "
-            "Krippendorff's alpha (interval, ordinal), per criterion, from rater-level ratings.",
-            opt("--criteria", nargs="+", metavar="C", help="names or abbreviations"),
+            "Krippendorff's alpha (interval, ordinal), per measure, from rater-level values: "
+            "the human criteria by default; with --kinds llm-judge, each judge's "
+            "self-consistency across its tries.",
+            MEASURES,
+            RATED_KINDS,
             CONFIDENCE,
             NO_HUMAN,
             empty_note=NO_RATINGS,
@@ -464,10 +505,25 @@ def _commands() -> tuple[Command, ...]:
         _analysis(
             "judge-scale",
             "judges:judge_scale",
-            "how many LLM-judge values leave the 1-5 rating scale, per judge and prompt",
-            "Counts of each judge's values below 1, above 5 and missing, per prompt variant "
-            "(HANNA's LLM file codes an unparsable answer as -1 inside 3-try means; the store "
-            "keeps the values as published, as the TACL study used them).",
+            "how many LLM-judge values the ingests found outside their scale, per judge and prompt",
+            "Counts of each judge's values below and above its scale, not whole, unparsed and "
+            "missing, per prompt variant, with the scale policy applied at ingest (HANNA's LLM "
+            "file codes an unparsable answer as -1 inside 3-try means; its policy is keep, as "
+            "the TACL study used the values).",
+        ),
+        _analysis(
+            "judge-williams",
+            "judges:judge_williams",
+            "Williams tests of each LLM judge against the best metric of its criterion",
+            "For each criterion, the metric with the largest |correlation| at --level; every "
+            "judge measure of that criterion (each prompt) is tested against it in both "
+            "directions (one-sided Williams tests), with the correction adjusting one judge "
+            "and prompt against one metric across the criteria (Chhun et al. 2024's family).",
+            _level("system"),
+            _method("kendall"),
+            opt("--n", type=int, help="sample size used by the test (default: as williams)"),
+            opt("--correction", choices="correction", default="bh", help="default bh"),
+            INCLUDE_HUMAN,
         ),
         _analysis(
             "rater-panel",
@@ -480,9 +536,12 @@ def _commands() -> tuple[Command, ...]:
         _analysis(
             "system-means",
             "ratings:system_means",
-            "mean rating of each system per criterion with t-intervals (Tab. 4)",
-            "Means and Student-t intervals over individual ratings when the store holds them "
-            "(unit 'rating'), else over story averages (unit 'story').",
+            "mean rating of each system per measure with t-intervals (Tab. 4)",
+            "Means and Student-t intervals over a measure's individual ratings (or an LLM "
+            "judge's tries) when the store holds them (unit 'rating'), else over story values "
+            "(unit 'story'); the human criteria by default, LLM judges with --kinds llm-judge.",
+            MEASURES,
+            RATED_KINDS,
             CONFIDENCE,
             NO_HUMAN,
         ),
@@ -769,7 +828,7 @@ def _cmd_ingest(command: Command, args: argparse.Namespace) -> int:
             raise store.DataNotFoundError(f"{path}: no such file or folder")
     if args.db.is_dir():
         raise ValueError(f"--db {args.db}: is a folder; name a store file (created if missing)")
-    policy = {"extend": args.extend, "replace": args.replace}
+    policy = {"extend": args.extend, "replace": args.replace, "scale_policy": args.scale_policy}
     con = store.open_store(args.db)
     try:
         for path in args.paths:

@@ -559,6 +559,204 @@ def borda(ctx: Context) -> Section:
     return section
 
 
+#: Levels of the criterion-matched view of the LLM judges (system first, as Chhun et al. 2024),
+#: and those of their Williams tests against the best metric.
+JUDGE_LEVELS: tuple[str, ...] = ("system", "global", "story")
+JUDGE_WILLIAMS_LEVELS: tuple[str, ...] = ("system", "global")
+
+
+def _judge_measures(study: Study) -> pl.DataFrame:
+    """The catalogue rows of the LLM-judge measures that rate a human criterion."""
+    return study.catalogue.filter(
+        (pl.col("kind") == "llm-judge") & pl.col("criterion").is_in(list(study.criteria))
+    )
+
+
+def llm_judges(ctx: Context) -> Section:
+    """LLM judges rating the human criteria (Chhun, Suchanek & Clavel, TACL 2024): the
+    criterion-matched view, Williams tests against the best metric, the judges' scale."""
+    s = ctx.settings
+    # ReportSettings may carry include_human; the studies leave the human-written system out.
+    include_human = bool(getattr(s, "include_human", False))
+    section = Section(
+        "llm-judges",
+        "LLM judges",
+        "Each cell is Kendall's tau between an LLM judge's rating of a criterion (one row per "
+        "judge and prompt variant) and the human ratings of the same criterion; the 'Human "
+        "rater' row is one human rater against the mean of all raters, a reference for how far "
+        "the judges are from human agreement; 'mean |r|' averages a row's |tau| over the "
+        "criteria. Pick the level in the drop-down. The Williams table tests each judge against "
+        "the best automatic metric of each criterion, in both directions.",
+        {
+            "method": "kendall (tau-b)",
+            "levels": ", ".join(JUDGE_LEVELS),
+            "human-written system": "included" if include_human else "excluded",
+            "human rater row": "each rater against the mean of all raters, averaged over raters",
+            "best metric": "kind metric with the largest |tau| with the criterion at the level",
+            "Williams": "one-sided (alternative greater), both directions; n = systems (system "
+            "level) / items (global level)",
+            "correction": "bh per judge x prompt x metric pair and direction, across criteria "
+            "(family pair)",
+            "alpha": s.alpha,
+        },
+    )
+    why = ctx.missing(criteria=True)
+    if not why and _judge_measures(ctx.study).is_empty():
+        why = (
+            "no LLM-judge measures rating its human criteria (HANNA: "
+            "hanna_metric_scores_llm.csv in the data folder)"
+        )
+    why = why or ctx.missing(criteria=True, systems=3)
+    if why:
+        return _absent(section, why)
+    view = pl.concat(
+        [
+            an.judge_criteria(ctx.study, level=level, method="kendall", include_human=include_human)
+            for level in JUDGE_LEVELS
+        ]
+    )
+    view = view.with_columns(
+        pl.when(pl.col("prompt").is_null())
+        .then(pl.col("rater"))
+        .otherwise(pl.format("{} (prompt {})", "rater", "prompt"))
+        .alias("column")
+    )
+    wide = view.pivot(
+        on="criterion", index=["level", "rater", "prompt"], values="statistic", sort_columns=False
+    )
+    section.blocks += [
+        Chart(
+            charts.metric_heatmap(
+                view,
+                name="judges",
+                x="criterion",
+                y="column",
+                color="statistic",
+                title="Kendall tau of each LLM judge with the human criterion it rates, beside "
+                "a human rater (Chhun et al. 2024, Figs. 2-3)",
+                choices={"level": JUDGE_LEVELS},
+                tooltip=["column", "criterion", "statistic"],
+                spread="level",
+                diverging=True,
+            )
+        ),
+        Table(
+            "judge_criteria",
+            wide,
+            "Kendall tau of each judge and prompt with the matching criterion, and of a human "
+            "rater with the panel",
+        ),
+    ]
+    section.blocks += _judge_williams(ctx, include_human)
+    scale = an.judge_scale(ctx.study)
+    section.blocks += [
+        Table("judge_scale", scale, "LLM-judge values outside the 1-5 scale, per judge and prompt"),
+        Note(
+            "HANNA's hanna_metric_scores_llm.csv holds, per story, the mean of three tries in "
+            "which an answer that could not be parsed counts as -1: a value below 1 reveals "
+            "unparsable answers (not every one: a -1 beside two 5s gives 3). The store keeps "
+            "these values (policy keep), as the authors' correlations used them."
+        ),
+    ]
+    section.blocks += _self_consistency(ctx)
+    return section
+
+
+def _judge_williams(ctx: Context, include_human: bool) -> list[Chart | Table | Note]:
+    """Williams tests of every judge measure against the best metric of its criterion."""
+    if ctx.study.catalogue.filter(pl.col("kind") == "metric").is_empty():
+        return [Note("Williams tests against the best metric need measures of kind metric.")]
+    alpha = ctx.settings.alpha
+    frames, notes = [], []
+    for level in JUDGE_WILLIAMS_LEVELS:
+        try:
+            frames.append(an.judge_williams(ctx.study, level=level, include_human=include_human))
+        except ValueError as err:
+            notes.append(Note(f"Williams tests not computed at {level} level: {err}."))
+    if not frames:
+        return notes
+    tests = pl.concat(frames).select(
+        "criterion",
+        "level",
+        "judge",
+        "prompt",
+        pl.col("metric").alias("best_metric"),
+        pl.col("r_judge").alias("tau_judge"),
+        pl.col("r_metric").alias("tau_metric"),
+        pl.col("r_ab").alias("tau_judge_metric"),
+        "n",
+        "statistic",
+        pl.col("pvalue_judge").alias("pvalue_judge_better"),
+        pl.col("pvalue_judge_adjusted").alias("pvalue_judge_better_adjusted"),
+        pl.col("pvalue_metric").alias("pvalue_metric_better"),
+        pl.col("pvalue_metric_adjusted").alias("pvalue_metric_better_adjusted"),
+    )
+    for level, total, better, worse in (
+        tests.group_by("level", maintain_order=True)
+        .agg(
+            pl.len(),
+            (pl.col("pvalue_judge_better_adjusted") <= alpha).sum(),
+            (pl.col("pvalue_metric_better_adjusted") <= alpha).sum(),
+        )
+        .iter_rows()
+    ):
+        notes.append(
+            Note(
+                f"{level.capitalize()} level: of {total} judge ratings (judge x prompt x "
+                f"criterion), {better} correlate significantly more strongly than the best "
+                f"metric of their criterion and {worse} significantly less strongly "
+                f"(BH-adjusted p <= {alpha})."
+            )
+        )
+    return [
+        *notes,
+        Table(
+            "judge_williams",
+            tests,
+            "Williams tests of each judge against the best metric of its criterion (H1: the "
+            "judge correlates more strongly; and the reverse)",
+            max_rows=tests.height,
+        ),
+    ]
+
+
+#: Statistics of a judge's agreement with itself across tries: its tries are exchangeable
+#: raters, so the one-way ICCs, and Krippendorff's alpha.
+SELF_CONSISTENCY = ("ICC1", "ICC1k", "alpha_interval", "alpha_ordinal")
+
+
+def _self_consistency(ctx: Context) -> list[Chart | Table | Note]:
+    """Self-consistency of the LLM judges across tries (needs their per-try ratings)."""
+    tries = an.agreement(ctx.study, kinds=("llm-judge",), confidence=ctx.settings.confidence)
+    if tries.is_empty():
+        return [
+            Note(
+                "Self-consistency needs per-try ratings (a tidy file with a rater column for "
+                "judge measures); this study has none (HANNA's public LLM file holds only each "
+                "judge's mean over three tries)."
+            )
+        ]
+    table = tries.filter(pl.col("statistic_name").is_in(SELF_CONSISTENCY)).select(
+        "measure",
+        "criterion",
+        "statistic_name",
+        "statistic",
+        "ci_low",
+        "ci_high",
+        "n_targets",
+        "n_raters",
+        "n_dropped",
+    )
+    return [
+        Note(
+            "Self-consistency: each judge's tries of an item are its raters (one-way ICC of one "
+            "try and of their mean, with F-based intervals; Krippendorff's alpha). Items with "
+            "another number of tries are dropped from the ICC (n_dropped)."
+        ),
+        Table("judge_self_consistency", table, "LLM judges' agreement across their tries"),
+    ]
+
+
 SECTIONS: tuple[Callable[[Context], Section], ...] = (
     dataset,
     human_criteria,
@@ -568,4 +766,5 @@ SECTIONS: tuple[Callable[[Context], Section], ...] = (
     top_k,
     williams,
     borda,
+    llm_judges,
 )

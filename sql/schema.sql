@@ -56,14 +56,17 @@ CREATE TABLE IF NOT EXISTS measures (
     criterion       VARCHAR,                     -- the human criterion a judge measure targets
     variant         VARCHAR,                     -- e.g. the LLM-judge prompt variant
     judge           VARCHAR,                     -- the LLM judge of an llm-judge measure
-    scale_min       DOUBLE,                      -- Likert bounds for rated criteria
+    scale           VARCHAR CHECK (scale IN ('likert', 'integer', 'continuous')),
+    scale_min       DOUBLE,                      -- the scale's bounds (NULL: unbounded)
     scale_max       DOUBLE,
     position        INTEGER,                     -- column order in the source file
     source_name     VARCHAR                      -- the column header as in the source file
 );
 
--- Stores written before the column judge existed gain it on their next writable open.
+-- Stores written before the columns judge and scale existed gain them on their next writable
+-- open (without the CHECK, which ADD COLUMN cannot declare; hanna_stats.store checks scales).
 ALTER TABLE measures ADD COLUMN IF NOT EXISTS judge VARCHAR;
+ALTER TABLE measures ADD COLUMN IF NOT EXISTS scale VARCHAR;
 
 -- Item-level values: automatic metrics, judges, and human criteria known only as averages.
 -- scores and ratings carry no FOREIGN KEY clauses: DuckDB checks them row by row (about 2 s per
@@ -76,22 +79,45 @@ CREATE TABLE IF NOT EXISTS scores (
     PRIMARY KEY (item_id, measure_id)
 );
 
--- Rater-level human ratings.
+-- Rater-level values of any measure kind: a person's rating of a criterion, or one try of an
+-- LLM judge (its tries are its raters). score is NULL for an answer that could not be read as a
+-- number (answer holds the raw text) or that the scale policy 'missing' dropped.
 CREATE TABLE IF NOT EXISTS ratings (
     item_id     INTEGER NOT NULL,                -- items.item_id
     rater_id    INTEGER NOT NULL,                -- raters.rater_id
     measure_id  INTEGER NOT NULL,                -- measures.measure_id
-    score       DOUBLE NOT NULL,
+    score       DOUBLE,
     work_time_s DOUBLE,
     assignment  VARCHAR,
+    answer      VARCHAR,                         -- the raw answer text, when given (LLM judges)
     PRIMARY KEY (item_id, rater_id, measure_id)
 );
+ALTER TABLE ratings ALTER COLUMN score DROP NOT NULL;
+ALTER TABLE ratings ADD COLUMN IF NOT EXISTS answer VARCHAR;
 
 -- The study the store holds: one row, written by the first ingest (HANNA, or the name given to
 -- a tidy ingest). A store holds one study: an ingest whose inputs are all new to a store that
 -- already has some is refused unless it asks to extend the study (ingest --extend).
 CREATE TABLE IF NOT EXISTS study (
     name VARCHAR NOT NULL
+);
+
+-- What each ingest found outside its measures' scales and what its scale policy did, per
+-- measure: values below scale_min, above scale_max, not whole on a Likert or integer scale (rater
+-- level), and answers with no number. policy: 'error' (refused; never recorded), 'missing' (set
+-- to NULL), 'clip' (to the bounds, rounded to whole numbers on whole-number scales), 'keep'.
+-- Human ratings are always 'error'.
+CREATE TABLE IF NOT EXISTS scale_checks (
+    sha256      VARCHAR NOT NULL,                -- ingests.sha256
+    format      VARCHAR NOT NULL,                -- ingests.format
+    measure_id  INTEGER NOT NULL,                -- measures.measure_id
+    policy      VARCHAR NOT NULL,
+    n_values    BIGINT NOT NULL,                 -- values of the measure in the file
+    n_below     BIGINT NOT NULL,
+    n_above     BIGINT NOT NULL,
+    n_not_whole BIGINT NOT NULL,
+    n_unparsed  BIGINT NOT NULL,
+    PRIMARY KEY (sha256, format, measure_id)
 );
 
 -- Provenance: one row per ingested file (the same file ingested twice keeps one row).

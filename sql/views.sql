@@ -3,15 +3,15 @@
 -- Catalogue with readable attributes.
 CREATE OR REPLACE VIEW measure_catalogue AS
 SELECT name AS measure, kind, family, reference_based, symbol, abbreviation,
-       criterion, variant, judge, scale_min, scale_max, position, source_name
+       criterion, variant, judge, scale, scale_min, scale_max, position, source_name
 FROM measures
 ORDER BY position, name;
 
 -- Rater-level ratings with names.
 CREATE OR REPLACE VIEW rating_records AS
 SELECT it.name AS item, inp.name AS input, s.name AS system, s.is_human,
-       r.name AS rater, r.kind AS rater_kind, m.name AS measure, ra.score, ra.work_time_s,
-       ra.assignment
+       r.name AS rater, r.kind AS rater_kind, m.name AS measure, m.kind, ra.score, ra.answer,
+       ra.work_time_s, ra.assignment
 FROM ratings ra
 JOIN items it USING (item_id)
 JOIN inputs inp ON inp.input_id = it.input_id
@@ -19,15 +19,17 @@ JOIN systems s ON s.system_id = it.system_id
 JOIN raters r USING (rater_id)
 JOIN measures m USING (measure_id);
 
--- One value per item and measure. Human criteria are the mean over raters when rater-level
--- ratings exist, otherwise the stored (already averaged) value. When an item has ratings from
+-- One value per item and measure. A measure with rater-level values (human raters, an LLM
+-- judge's tries) is the mean over raters where they exist, otherwise the stored (already
+-- averaged) value; ratings with no score (unparsed answers) do not count. When an item has ratings from
 -- identified raters (kind 'person') and from judge slots (kind 'slot', the same ratings known only
 -- by position), only the former count, so no rating is counted twice.
 CREATE OR REPLACE VIEW story_scores AS
 WITH rated AS (
     SELECT ra.item_id, ra.measure_id,
            coalesce(avg(ra.score) FILTER (WHERE r.kind = 'person'), avg(ra.score)) AS value,
-           coalesce(nullif(count(*) FILTER (WHERE r.kind = 'person'), 0), count(*)) AS n_ratings
+           coalesce(nullif(count(ra.score) FILTER (WHERE r.kind = 'person'), 0), count(ra.score))
+               AS n_ratings
     FROM ratings ra JOIN raters r USING (rater_id)
     GROUP BY ra.item_id, ra.measure_id
 ),

@@ -92,7 +92,7 @@ def test_hanna_icc2k_public_values_not_tab3(hanna_agreement):
 
 
 def test_without_human_is_lower(hanna_con, hanna_agreement):
-    no_human = agreement(load_study(hanna_con), include_human=False, criteria=["RE", "Coherence"])
+    no_human = agreement(load_study(hanna_con), include_human=False, measures=["RE", "Coherence"])
     assert no_human["criterion"].unique(maintain_order=True).to_list() == ["Relevance", "Coherence"]
     icc2k = no_human.filter(pl.col("statistic_name") == "ICC2k")
     assert set(icc2k["n_targets"]) == {960}
@@ -131,10 +131,12 @@ def test_no_ratings_gives_empty_frame(hanna_dir):
 
 
 def test_errors(hanna_con):
-    with pytest.raises(ValueError, match="criteria"):
-        agreement(load_study(hanna_con), criteria=["Fluency"])
-    with pytest.raises(ValueError, match="criteria"):
-        agreement(load_study(hanna_con), criteria="Relevance")
+    with pytest.raises(ValueError, match=r"unknown measures.*Relevance \(RE\)"):
+        agreement(load_study(hanna_con), measures=["Fluency"])
+    with pytest.raises(ValueError, match="measures must be a list"):
+        agreement(load_study(hanna_con), measures="Relevance")
+    with pytest.raises(ValueError, match="kinds"):
+        agreement(load_study(hanna_con), kinds=("judge",))
     with pytest.raises(ValueError, match="confidence"):
         agreement(load_study(hanna_con), confidence=95)
 

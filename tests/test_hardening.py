@@ -259,6 +259,76 @@ TIDY = [
         ("row 1", "column 'kind'", "human"),
     ),
     tidy_case(
+        "judge-off-scale",
+        tidy_csv(
+            [
+                ("p1-A", "p1", "A", "J", 3, "1", "J1", "likert", 1, 5),
+                ("p1-A", "p1", "A", "J", 9, "2", "J1", "likert", 1, 5),
+            ],
+            "item,input,system,measure,value,rater,judge,scale,scale_min,scale_max",
+        ),
+        ("row 2", "column 'value'", "9", "'J'", "--scale-policy"),
+    ),
+    tidy_case(
+        "human-off-scale-any-policy",
+        tidy_csv(
+            [("p1-A", "p1", "A", "Fl", 3, "r1", "likert", 1, 5)] * 1
+            + [("p1-B", "p1", "B", "Fl", 0, "r1", "likert", 1, 5)],
+            "item,input,system,measure,value,rater,scale,scale_min,scale_max",
+        ),
+        ("row 2", "'Fl'", "Likert", "from 1 to 5"),
+        more=("--scale-policy", "keep"),
+    ),
+    tidy_case(
+        "likert-without-bounds",
+        tidy_csv(
+            [("p1-A", "p1", "A", "J", 3, "1", "likert")],
+            "item,input,system,measure,value,rater,scale",
+        ),
+        ("row 1", "column 'scale'", "scale_min and scale_max"),
+    ),
+    tidy_case(
+        "unknown-scale",
+        tidy_csv([("p1-A", "p1", "A", "J", 3, "ordinal")], "item,input,system,measure,value,scale"),
+        ("row 1", "column 'scale'", "'ordinal'", "likert"),
+    ),
+    tidy_case(
+        "bounds-reversed",
+        tidy_csv(
+            [("p1-A", "p1", "A", "J", 3, 5, 1)],
+            "item,input,system,measure,value,scale_min,scale_max",
+        ),
+        ("row 1", "column 'scale_max'", "not below"),
+    ),
+    tidy_case(
+        "bound-not-a-number",
+        tidy_csv([("p1-A", "p1", "A", "J", 3, "low")], "item,input,system,measure,value,scale_min"),
+        ("row 1", "column 'scale_min'", "'low'"),
+    ),
+    tidy_case(
+        "two-criteria",
+        tidy_csv(
+            [("p1-A", "p1", "A", "J", 3, "Fluency"), ("p1-B", "p1", "B", "J", 2, "Coherence")],
+            "item,input,system,measure,value,criterion",
+        ),
+        ("row 2", "column 'criterion'", "'Coherence'", "row 1"),
+    ),
+    tidy_case(
+        "answer-without-rater",
+        tidy_csv(
+            [("p1-A", "p1", "A", "J", 3, "", "4")], "item,input,system,measure,value,rater,answer"
+        ),
+        ("row 1", "column 'rater'", "answer"),
+    ),
+    tidy_case(
+        "try-without-value-or-answer",
+        tidy_csv(
+            [("p1-A", "p1", "A", "J", "", "1", "J1", "")],
+            "item,input,system,measure,value,rater,judge,answer",
+        ),
+        ("row 1", "column 'value'", "or its answer"),
+    ),
+    tidy_case(
         "kind-differs-from-store",
         tidy_csv(
             [("p1-A", "p1", "A", "BLEU", 0.0, "human")], "item,input,system,measure,value,kind"
@@ -689,7 +759,16 @@ ANALYSES = [
     analysis("topk-ks-text", "topk", "--ks", "a-b", words=("--ks", "'a-b'")),
     analysis("topk-ks-small", "topk", "--ks", "1", words=("ks=[1]", "between 3 and 10")),
     analysis("topk-ks-large", "topk", "--ks", "50", words=("ks=[50]", "between 3 and 10")),
-    analysis("agreement-criterion", "agreement", "--criteria", "XX", words=("'XX'", "Relevance")),
+    analysis("agreement-measure", "agreement", "--measures", "XX", words=("'XX'", "Relevance")),
+    analysis("agreement-kinds", "agreement", "--kinds", "judge", words=("kinds", "'judge'")),
+    analysis("judge-williams-n", "judge-williams", "--n", "2", words=("n=2", "at least 4")),
+    analysis(
+        "correlate-pvalue-story",
+        "correlate",
+        "--pvalue-method",
+        "auto",
+        words=("story-level", "level='system'"),
+    ),
     analysis("agreement-confidence", "agreement", "--confidence", "2", words=("confidence", "2")),
     analysis(
         "system-means-confidence", "system-means", "--confidence", "-1", words=("confidence", "-1")

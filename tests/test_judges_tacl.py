@@ -143,7 +143,7 @@ def test_rater_against_the_others(hanna_study):
 
     study = hanna_study
     loo = rater_panel(study, level="global", reference="others")
-    ratings = study.ratings.filter(~pl.col("is_human") & (pl.col("criterion") == "Complexity"))
+    ratings = study.ratings.filter(~pl.col("is_human") & (pl.col("measure") == "Complexity"))
     wide = ratings.pivot(on="rater_column", index="item_id", values="score").sort("item_id")
     x = wide["0"].to_numpy()
     others = (wide["1"].to_numpy() + wide["2"].to_numpy()) / 2

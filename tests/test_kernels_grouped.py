@@ -216,8 +216,8 @@ def hanna_cube(hanna_dir):
 
 
 def test_hanna_story_level_valid_prompts(hanna_cube):
-    # Valid prompt counts documented in docs/hanna-conventions.md (checked against the authors'
-    # published correlation files).
+    # Valid prompt counts documented in docs/conventions.md, section 4 (checked against the
+    # authors' published correlation files).
     names, X = hanna_cube
     documented = {"ROUGE-3": 88, "ROUGE-4": 43, "CIDEr": 66, "SummaQA": 92, "Novelty-2": 93}
     documented |= {"Novelty-3": 60, "BLANC-Tune-SS": 91, "BLANC-Help-SS": 93}

@@ -17,6 +17,8 @@ Independent expected values:
 - a loop-by-loop transcription of irrCAC's ``fleiss.kappa.raw`` / ``gwet.ac1.raw`` (below) on
   data with missing ratings and weights, and a delete-one-item jackknife of the coefficient
   (the linearisation standard error and the jackknife's agree to first order);
+- the ``irrCAC`` package itself (PyPI, the Python port of Gwet's R package; skipped when it is
+  not installed) on Hypothesis-generated ratings with missing values, unweighted and weighted;
 - hand-worked small cases (the arithmetic is in the comments).
 """
 
@@ -26,6 +28,7 @@ import math
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -319,7 +322,7 @@ def test_many_raters_against_irrcac_loops(rows, coefficient, weights):
     n = sum(r > 0 for r in rated)
     assert res.n_items == n
     half = stats.t.ppf(0.975, n - 1) * want[1]
-    low, high = np.clip([want[0] - half, want[0] + half], -1, 1)
+    low, high = want[0] - half, min(want[0] + half, 1.0)  # irrCAC cuts at 1 from above
     assert res.confidence_interval == pytest.approx((low, high), abs=1e-9)
     if want[1] > 1e-9:  # else SE is 0 up to rounding and t is +-inf or 0/0
         p = 2 * stats.t.sf(abs(want[0]) / want[1], n - 1)
@@ -341,6 +344,117 @@ def test_fleiss_against_statsmodels(shape, q, seed):
         assert math.isnan(got)
     else:
         assert got == pytest.approx(want, rel=1e-9, abs=1e-12)
+
+
+# ----------------------------------------------------------------------------- irrCAC package
+
+
+@pytest.fixture(scope="module")
+def irrcac_cac():
+    """irrCAC's ``CAC`` class (the PyPI package ``irrCAC``); the tests using it skip without it.
+
+    irrCAC 0.4.4 declares pandas < 3 and scipy == 1.12 but runs under pandas 3 and scipy 1.17,
+    with the one difference handled in :func:`_irrcac_package`; install it with
+    ``pip install --no-deps irrCAC==0.4.4``.
+    """
+    pytest.importorskip("irrCAC")
+    from irrCAC.raw import CAC
+
+    return CAC
+
+
+def _irrcac_package(cac, rows, categories, weights, coefficient):
+    """irrCAC's ``CAC(...).gwet()`` or ``.fleiss()`` on ``rows``, unrounded.
+
+    Returns (coefficient, SE, (low, high), p-value, pa, pe, n).
+
+    Two arguments are set on purpose. ``digits``: irrCAC rounds its outputs to 5 decimals by
+    default. ``categories``: without them irrCAC 0.4.4 takes ``sorted(ratings.stack().unique())``,
+    and under pandas 3 ``DataFrame.stack`` keeps missing values, so NaN becomes one more category
+    (with a count of 0, as NaN != NaN): Fleiss' kappa is unchanged, but AC1 is computed with
+    q + 1 categories and the weighted coefficients are all NaN (the weights of a NaN category
+    are NaN). With pandas 2 it gives the sorted distinct labels, as passed here.
+    """
+    frame = pd.DataFrame(np.asarray(rows, dtype=np.float64))
+    labels = [float(c) for c in categories]  # numpy ints would be taken as non-numeric labels
+    result = cac(frame, weights=weights or "identity", categories=labels, digits=30)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        est = getattr(result, coefficient)()["est"]
+    values = (est["coefficient_value"], est["se"], *est["confidence_interval"], est["p_value"])
+    return (*(float(v) for v in values), float(est["pa"]), float(est["pe"]), result.n)
+
+
+categorical_with_missing = st.tuples(
+    st.integers(5, 40), st.integers(3, 6), st.integers(2, 5)
+).flatmap(
+    lambda s: st.tuples(
+        st.just(s[2]),
+        st.lists(
+            st.lists(
+                st.one_of(st.integers(1, s[2]).map(float), st.just(NAN)),
+                min_size=s[1],
+                max_size=s[1],
+            ),
+            min_size=s[0],
+            max_size=s[0],
+        ),
+    )
+)
+
+
+@settings(deadline=None, max_examples=200)
+@given(
+    case=categorical_with_missing,
+    coefficient=st.sampled_from(["gwet", "fleiss"]),
+    weights=st.sampled_from([None, *WEIGHTS]),
+    declared=st.booleans(),
+)
+def test_many_raters_against_irrcac_package(irrcac_cac, case, coefficient, weights, declared):
+    # Gwet's AC1 (weights=None) and AC2, and Fleiss' kappa, with missing ratings: items rated by
+    # one rater count in n and in pi_k but not in p_a, in both (irrCAC's ri_vec >= 2 masks).
+    # `declared`: all q possible labels are given to both (AC depends on q, unused labels
+    # included); else ours finds the labels and irrCAC is given the labels used.
+    q, rows = case
+    x = np.array(rows)
+    rated = (~np.isnan(x)).sum(axis=1)
+    used = sorted(set(x[~np.isnan(x)].tolist()))
+    # Two items and an item with two ratings: else ours raises (p_a or the variance undefined)
+    # and irrCAC divides by zero. Two labels used: with one, Fleiss' p_e is 1 (NaN in both), and
+    # with q = 1 irrCAC's AC1 variance divides by q (q - 1) = 0 (NaN) where ours takes p_e = 0.
+    assume((rated >= 2).any() and (rated > 0).sum() >= 2 and len(used) >= 2)
+    categories = [float(k) for k in range(1, q + 1)] if declared else used
+    coef, se, low, high, pvalue, pa, pe, n = _irrcac_package(
+        irrcac_cac, x, categories, weights, coefficient
+    )
+    res = COEFFICIENTS[coefficient](x, weights=weights, categories=categories if declared else None)
+    got = (res.statistic, res.observed_agreement, res.chance_agreement)
+    np.testing.assert_allclose(got, (coef, pa, pe), rtol=1e-12, atol=1e-13)
+    assert res.n_items == n
+    assert res.categories == tuple(categories)
+    # Variances, not SEs: a variance that is 0 up to rounding has a root of ~1e-8; irrCAC also
+    # replaces an SE of exactly 0 by 1e-15.
+    assert res.standard_error**2 == pytest.approx(se**2, rel=1e-12, abs=1e-15)
+    # Both cut the interval at 1 from above only: Fleiss' kappa can fall below -1 with missing
+    # ratings (see test_fleiss_kappa_below_minus_one).
+    np.testing.assert_allclose(res.confidence_interval, (low, high), rtol=1e-12, atol=1e-12)
+    if se > 1e-9:  # else t is +-inf or 0/0 (irrCAC: t = coef / 1e-15)
+        # irrCAC's 2 (1 - F(|t|)) is exact to ~1e-16 absolute only, not relative.
+        assert res.pvalue == pytest.approx(pvalue, rel=1e-12, abs=1e-14)
+
+
+def test_fleiss_kappa_below_minus_one(irrcac_cac):
+    # With missing ratings p_a and pi_k come from different items (those with two ratings, all
+    # rated items), so Fleiss' kappa is not bounded by -1: items (1, 2), (1, -), (1, -) give
+    # p_a = 0, pi = (5/6, 1/6), p_e = 26/36, kappa = -(13/18) / (5/18) = -2.6, in irrCAC too.
+    rows = [[1, 2], [1, NAN], [1, NAN]]
+    coef, se, low, high, *_ = _irrcac_package(irrcac_cac, rows, [1, 2], None, "fleiss")
+    res = fleiss_kappa(rows)
+    assert res.statistic == pytest.approx(-2.6, rel=1e-12)
+    assert (res.statistic, res.standard_error) == pytest.approx((coef, se), rel=1e-12)
+    assert low < high < -1.0  # the interval lies below -1, in irrCAC and ours
+    assert res.confidence_interval == pytest.approx((low, high), rel=1e-12)
+    assert res.confidence_interval[0] < res.statistic < res.confidence_interval[1]
 
 
 def test_gwet_unused_category_counts_in_q():
@@ -372,8 +486,9 @@ def test_small_case_by_hand():
     assert (g.statistic, g.standard_error) == pytest.approx((7 / 13, 102 / 169), rel=1e-12)
     assert g.chance_agreement == pytest.approx(5 / 18, rel=1e-12)
     t = stats.t.ppf(0.975, 2)
-    assert f.confidence_interval == pytest.approx((-1.0, -1 / 5 + t * 6 / 25), rel=1e-12)
-    assert g.confidence_interval == (-1.0, 1.0)
+    # Cut at 1 from above only (as irrCAC): kappa and AC fall below -1 with missing ratings.
+    assert f.confidence_interval == pytest.approx((-1 / 5 - t * 6 / 25, -1 / 5 + t * 6 / 25))
+    assert g.confidence_interval == pytest.approx((7 / 13 - t * 102 / 169, 1.0))
     assert g.pvalue == pytest.approx(2 * stats.t.sf((7 / 13) / (102 / 169), 2), rel=1e-12)
 
 

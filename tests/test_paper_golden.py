@@ -1,8 +1,9 @@
 """Golden tests: the paper's printed correlation tables and figures (Chhun et al., COLING 2022).
 
-Expected values are copied from the paper's text (shared/paper/hanna_coling2022.txt); the
-conventions doc (shared/docs/hanna-conventions.md) explains its labels and roundings. Values the
-public data cannot reproduce are asserted at their public-data value, with the reason.
+Expected values are copied from the paper's text; docs/conventions.md (section 17, "Matching
+the paper's printed tables") explains its labels and roundings. Values the public data cannot
+reproduce are asserted at their public-data value, with the reason (docs/conventions.md, section
+18).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def abs_corr(metric_study):
 
 
 # --- Tab. 5: top-3 metrics by |Pearson r| per criterion and level -------------------------------
-# Labels resolved as in the conventions doc: BARTScore_2 = BARTScore-SP, BARTScore_1 = BARTScore-SH,
+# Labels resolved as in docs/conventions.md: BARTScore_2 = BARTScore-SP, BARTScore_1 = BARTScore-SH,
 # SUPERT_1 = SUPERT-SS, SUPERT_2 = SUPERT-PS (story) / SUPERT-Golden (system), BaryScore_1 =
 # BaryScore-SD-0.01, BaryScore_2 = BaryScore-W, S3 = S3-Pyramid, ROUGE-1 = ROUGE-1 Recall, and the
 # printed "ROUGE-SU_R 80.3" is ROUGE-SU* F-Score.

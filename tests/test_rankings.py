@@ -50,7 +50,7 @@ TAB6_STORY = [
     ("S3-Responsiveness", 1177),
     ("BERTScore Recall", 1158),
 ]
-# Tab. 6, system level: BaryScore_5 is BaryScore-SD-0.01 (conventions doc).
+# Tab. 6, system level: BaryScore_5 is BaryScore-SD-0.01 (docs/conventions.md).
 TAB6_SYSTEM = [
     ("BARTScore-SH", 1120),
     ("BaryScore-SD-0.01", 1110),
@@ -68,7 +68,7 @@ def test_tab6_story_level_under_every_tie_rule(store, ties):
 
 
 def test_tab6_system_level_order_but_not_counts(store):
-    """The paper's system-level counts come from an arbitrary tie order (conventions doc): with
+    """The paper's system-level counts come from an arbitrary tie order (docs/conventions.md): with
     average ranks the same five metrics come out in the same order, with other counts."""
     by_rule = {t: borda(store, level="system", ties=t) for t in TIE_RULES}
     top = by_rule["average"].head(5)

@@ -10,12 +10,18 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
+import numpy as np
 import polars as pl
 import pytest
+from scipy import stats
 from test_paper_golden import CRIT, TAB5, _paper_round  # the paper's Tab. 5, transcribed there
 
+from hanna_stats.analyses.judges import judge_criteria, judge_scale, judge_williams
+from hanna_stats.analyses.significance import williams_frame
 from hanna_stats.cli import main
+from hanna_stats.kernels.agreement import PINGOUIN_LABELS
 from hanna_stats.store import build_hanna_store, ingest_tidy, load_study, open_store
 from reports import ReportSettings, write_report
 from reports import sections as report_sections
@@ -29,6 +35,7 @@ SECTION_IDS = [
     "topk",
     "williams",
     "borda",
+    "llm-judges",
 ]
 
 
@@ -53,10 +60,10 @@ def test_page_has_every_section_with_how_to_read_and_settings(hanna_report):
     assert "resamples B <code>1000</code>" in text
     assert "tie rule <code>average</code>" in text
     assert "correction <code>none</code>" in text
-    # 11 charts: means, violins, inter-criteria, 2 metric-criteria, metric-metric, pairwise,
-    # top-k, Williams, 2 Borda.
-    assert len(re.findall(r'<div class="chart" id="chart-\d+">', text)) == 11
-    assert len(re.findall(r'vegaEmbed\("#chart-\d+"', text)) == 11
+    # 12 charts: means, violins, inter-criteria, 2 metric-criteria, metric-metric, pairwise,
+    # top-k, Williams, 2 Borda, LLM judges.
+    assert len(re.findall(r'<div class="chart" id="chart-\d+">', text)) == 12
+    assert len(re.findall(r'vegaEmbed\("#chart-\d+"', text)) == 12
 
 
 def test_page_loads_nothing_from_the_network(hanna_report):
@@ -105,7 +112,7 @@ def test_top_metrics_table_reproduces_tab5(hanna_report):
 
 
 def test_borda_table_reproduces_tab6_story_level(hanna_report):
-    """Tab. 6, story level (the conventions doc: the same under every tie rule)."""
+    """Tab. 6, story level (docs/conventions.md: the same under every tie rule)."""
     borda = pl.read_csv(hanna_report[1] / "borda.csv").filter(pl.col("level") == "story")
     top5 = borda.sort("borda_rank").head(5)
     assert top5["measure"].to_list() == [
@@ -116,6 +123,190 @@ def test_borda_table_reproduces_tab6_story_level(hanna_report):
         "BERTScore Recall",
     ]
     assert top5["borda"].to_list() == [1237, 1198, 1186, 1177, 1158]
+
+
+def _judges_section(text: str) -> str:
+    return re.search(r'<section id="llm-judges">(.*?)</section>', text, re.S).group(1)
+
+
+def test_llm_judges_section_matches_judge_criteria(hanna_report, hanna_study):
+    """The LLM-judge view (HANNA's LLM file is in the data folder) holds judge_criteria's values
+    at each level, the human rater row first, and the scale and self-consistency notes."""
+    section = _judges_section(hanna_report[0].read_text(encoding="utf-8"))
+    assert 'id="table-judge_criteria"' in section and 'id="table-judge_williams"' in section
+    assert "(policy keep)" in section
+    assert "Self-consistency needs per-try ratings" in section
+    assert len(re.findall(r'<div class="chart"', section)) == 1
+    wide = pl.read_parquet(hanna_report[1] / "judge_criteria.parquet")
+    assert wide["level"].unique(maintain_order=True).to_list() == ["system", "global", "story"]
+    for level in ("system", "global", "story"):
+        expected = judge_criteria(hanna_study, level=level, method="kendall")
+        got = (
+            wide.filter(pl.col("level") == level)
+            .unpivot(index=["level", "rater", "prompt"], variable_name="criterion")
+            .join(expected, on=["rater", "prompt", "criterion"], nulls_equal=True)
+        )
+        assert got.height == expected.height == 21 * 7  # human rater + 5 judges x 4 prompts
+        assert got["value"].to_list() == got["statistic"].to_list()
+        assert wide.filter(pl.col("level") == level)["rater"][0] == "Human rater"
+    scale = pl.read_parquet(hanna_report[1] / "judge_scale.parquet")
+    assert scale.equals(judge_scale(hanna_study))
+
+
+def _kendall_b(x, y) -> float:
+    return stats.kendalltau(x, y, variant="b").statistic
+
+
+def _williams_p(r_a: float, r_b: float, r_ab: float, n: int) -> float:
+    """One-sided p of H1 |r_a| > |r_b| (Williams' T2, Steiger 1980 eq. 7), written afresh."""
+    r12, r13 = abs(r_a), abs(r_b)
+    r23 = np.sign(r_a) * np.sign(r_b) * r_ab
+    det = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
+    mean = (r12 + r13) / 2
+    t = (r12 - r13) * np.sqrt(
+        (n - 1) * (1 + r23) / (2 * (n - 1) / (n - 3) * det + mean**2 * (1 - r23) ** 3)
+    )
+    return float(stats.t.sf(t, n - 3))
+
+
+@pytest.mark.parametrize("level", ["system", "global"])
+def test_llm_judges_williams_rows_recomputed(hanna_report, hanna_study, level):
+    """A Williams row recomputed from the data with scipy: Kendall taus of the system means
+    (system level) or of every item (global level), Williams' T2 with Student's t, and the BH
+    adjustment over the judge x prompt's family (its six criteria against the same metric)."""
+    tests = pl.read_parquet(hanna_report[1] / "judge_williams.parquet")
+    assert tests.filter(pl.col("level") == level).height == 6 * 20  # criteria x judge-prompts
+    study = hanna_study
+    keep = ~study.is_human
+    position = {m: i for i, m in enumerate(study.measures)}
+
+    def values(measure):
+        cube = study.values[position[measure]][:, keep]  # (inputs, systems)
+        return np.nanmean(cube, axis=0) if level == "system" else cube.ravel()
+
+    # The best metric: the largest |tau| among the metrics, per criterion.
+    metrics = study.catalogue.filter(pl.col("kind") == "metric")["measure"].to_list()
+    rows = tests.filter(pl.col("level") == level)
+    for criterion, best in rows.select("criterion", "best_metric").unique().iter_rows():
+        if level == "system":
+            taus = {m: abs(_kendall_b(values(m), values(criterion))) for m in metrics}
+            assert taus[best] == pytest.approx(max(taus.values()), abs=1e-12)
+    row = rows.sort("pvalue_judge_better", "criterion", "judge", "prompt").row(0, named=True)
+    judges = study.catalogue.filter(
+        (pl.col("judge") == row["judge"]) & (pl.col("variant") == row["prompt"])
+    )
+    metric, n = row["best_metric"], row["n"]
+    assert n == (10 if level == "system" else 960)
+    family = {}
+    for criterion, measure in judges.select("criterion", "measure").iter_rows():
+        if criterion not in study.criteria:
+            continue  # the judge's Average
+        r_j = _kendall_b(values(measure), values(criterion))
+        r_m = _kendall_b(values(metric), values(criterion))
+        r_jm = _kendall_b(values(measure), values(metric))
+        family[criterion] = (
+            r_j,
+            r_m,
+            _williams_p(r_j, r_m, r_jm, n),
+            _williams_p(r_m, r_j, r_jm, n),
+        )
+    criteria = list(family)
+    r_j, r_m, p_judge, p_metric = family[row["criterion"]]
+    assert row["tau_judge"] == pytest.approx(r_j, abs=1e-12)
+    assert row["tau_metric"] == pytest.approx(r_m, abs=1e-12)
+    assert row["pvalue_judge_better"] == pytest.approx(p_judge, rel=1e-9)
+    assert row["pvalue_metric_better"] == pytest.approx(p_metric, rel=1e-9)
+    at = criteria.index(row["criterion"])
+    for column, k in (("pvalue_judge_better_adjusted", 2), ("pvalue_metric_better_adjusted", 3)):
+        adjusted = stats.false_discovery_control([family[c][k] for c in criteria], method="bh")
+        assert row[column] == pytest.approx(adjusted[at], rel=1e-9)
+
+
+def test_judge_williams_selects_rows_of_williams_frame(hanna_study):
+    """judge_williams gives williams_frame's rows (family pair, BH) for (judge, best metric)
+    and (best metric, judge), without computing the other ordered pairs."""
+    ours = judge_williams(hanna_study, level="system")
+    full = williams_frame(
+        hanna_study,
+        criteria=list(hanna_study.criteria),
+        levels=("system",),
+        methods=("kendall",),
+        correction="bh",
+        family="pair",
+        kinds=("metric", "llm-judge"),
+    )
+    keys = ["criterion", "measure", "metric"]
+    forward = full.rename({"measure_a": "measure", "measure_b": "metric"})
+    reverse = full.rename({"measure_b": "measure", "measure_a": "metric"})
+    both = ours.join(forward, on=keys, suffix="_f").join(reverse, on=keys, suffix="_r")
+    assert both.height == ours.height == 120
+    for mine, theirs in [
+        ("statistic", "statistic_f"),
+        ("pvalue_judge", "pvalue"),
+        ("pvalue_judge_adjusted", "pvalue_adjusted"),
+        ("pvalue_metric", "pvalue_r"),
+        ("pvalue_metric_adjusted", "pvalue_adjusted_r"),
+    ]:
+        # The judge's correlation comes from the judge x criterion block, williams_frame's
+        # from the whole matrix: equal up to the order of floating-point sums.
+        np.testing.assert_allclose(both[mine], both[theirs], rtol=1e-12, atol=1e-15, err_msg=mine)
+
+
+def test_llm_judges_absent_without_judges(metric_study):
+    """A study without LLM-judge measures (HANNA's metric file alone): a note says why."""
+    ctx = report_sections.Context.of(metric_study, ReportSettings(resamples=10))
+    section = report_sections.llm_judges(ctx)
+    assert [type(b).__name__ for b in section.blocks] == ["Note"]
+    assert section.blocks[0].text.startswith(
+        "Not computed for this study: it has no LLM-judge measures rating its human criteria"
+    )
+
+
+def test_self_consistency_of_judge_tries(tmp_path, hanna_study):
+    """With per-try ratings the section tabulates the judge's agreement across tries (one-way
+    ICC against pingouin); without them (HANNA) it says what is needed."""
+    pingouin = pytest.importorskip("pingouin")
+    rng = np.random.default_rng(11)
+    truth = rng.integers(1, 6, 24)
+    scores = np.clip(truth[:, None] + rng.integers(-1, 2, (24, 3)), 1, 5)
+    rows = [
+        {
+            "item": f"i{i}",
+            "input": f"in{i % 6}",
+            "system": f"s{i // 6}",
+            "measure": "J Q",
+            "value": float(scores[i, t]),
+            "rater": str(t + 1),
+            "kind": "llm-judge",
+        }
+        for i in range(24)
+        for t in range(3)
+    ]
+    path = tmp_path / "tries.csv"
+    pl.DataFrame(rows).write_csv(path)
+    con = open_store()
+    ingest_tidy(con, path)
+    settings = ReportSettings()
+    blocks = report_sections._self_consistency(
+        SimpleNamespace(study=load_study(con), settings=settings)
+    )
+    table = next(b for b in blocks if getattr(b, "name", "") == "judge_self_consistency").frame
+    long = pl.DataFrame(
+        {
+            "item": np.repeat(np.arange(24), 3),
+            "try": np.tile(np.arange(3), 24),
+            "score": scores.ravel().astype(float),
+        }
+    ).to_pandas()
+    icc = pingouin.intraclass_corr(long, targets="item", raters="try", ratings="score")
+    want = dict(zip(icc["Type"], icc["ICC"], strict=True))
+    got = dict(table.select("statistic_name", "statistic").iter_rows())
+    for ours in ("ICC1", "ICC1k"):  # pingouin's labels: ICC(1,1), ICC(1,k)
+        assert got[ours] == pytest.approx(want[PINGOUIN_LABELS[ours]], abs=1e-12)
+    (note,) = report_sections._self_consistency(
+        SimpleNamespace(study=hanna_study, settings=settings)
+    )
+    assert note.text.startswith("Self-consistency needs per-try ratings")
 
 
 def test_failure_leaves_no_partial_file(hanna_dir, tmp_path, monkeypatch):
@@ -160,7 +351,7 @@ def test_generic_study_without_criteria_says_what_is_missing(tmp_path):
     ingest_tidy(con, _tidy_study(tmp_path / "study.csv", n_systems=3, raters=False))
     out = write_report(load_study(con), tmp_path / "study.html", ReportSettings(resamples=20))
     text = out.read_text(encoding="utf-8")
-    assert text.count("Not computed for this study: it has no human criteria") == 6
+    assert text.count("Not computed for this study: it has no human criteria") == 7
     assert len(re.findall(r"<div class=\"chart\"", text)) == 1  # metric-metric only
 
 
@@ -272,7 +463,7 @@ def test_report_renders_in_headless_chromium(hanna_report, tmp_path):
             browser.close()
     assert errors == []
     assert outside == []
-    assert len(sizes) == n_charts == 11
+    assert len(sizes) == n_charts == 12
     assert all(w > 50 and h > 50 for w, h in sizes), sizes
     assert marks > 5000  # heatmap cells, violins, lines: the data were drawn
     assert shot.stat().st_size > 100_000

@@ -1,6 +1,6 @@
 """All 72 metrics x 6 criteria x {story, system} x 3 coefficients against a scipy oracle.
 
-The oracle is computed the paper's way (shared/docs/hanna-conventions.md): Human row dropped;
+The oracle is computed the paper's way (docs/conventions.md, section 4): Human row dropped;
 story level = scipy correlation per prompt across the 10 systems, prompts with an undefined
 (NaN) correlation skipped, mean over the rest; system level = scipy correlation of the per-system
 means (np.mean of each system's list, as the authors did). The data are parsed here with
@@ -27,8 +27,8 @@ import scipy.stats as ss
 from hanna_stats.analyses.correlations import correlate
 
 CRITERIA = ["Relevance", "Coherence", "Empathy", "Surprise", "Engagement", "Complexity"]
-# Prompts with a defined correlation, from the conventions doc (all other metrics: 96); the doc
-# names "ROUGE-3" and "ROUGE-4": their Recall, Precision and F-Score are constant together.
+# Prompts with a defined correlation, from docs/conventions.md, section 4 (all other metrics:
+# 96); ROUGE-3's and ROUGE-4's Recall, Precision and F-Score are constant together.
 VALID_PROMPTS = {
     **{f"ROUGE-3 {v}": 88 for v in ("Recall", "Precision", "F-Score")},
     **{f"ROUGE-4 {v}": 43 for v in ("Recall", "Precision", "F-Score")},

@@ -18,6 +18,7 @@ TABLES = {
     "ratings",
     "study",
     "ingests",
+    "scale_checks",
 }
 VIEWS = {"measure_catalogue", "rating_records", "story_scores", "system_scores"}
 
@@ -59,3 +60,33 @@ def test_read_only_errors(tmp_path):
     assert not (tmp_path / "missing.duckdb").exists()
     with pytest.raises(ValueError, match="in-memory"):
         open_store(read_only=True)
+
+
+def test_older_store_gains_the_new_columns(tmp_path):
+    """A store written before measures.judge/scale, ratings.answer and nullable scores existed
+    is migrated by its next writable open, and then takes a judge's unparsed try."""
+    path = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute(
+        "CREATE TABLE measures (measure_id INTEGER PRIMARY KEY, name VARCHAR NOT NULL UNIQUE, "
+        "kind VARCHAR NOT NULL, family VARCHAR, reference_based BOOLEAN, symbol VARCHAR, "
+        "abbreviation VARCHAR, criterion VARCHAR, variant VARCHAR, scale_min DOUBLE, "
+        "scale_max DOUBLE, position INTEGER, source_name VARCHAR)"
+    )
+    con.execute(
+        "CREATE TABLE ratings (item_id INTEGER NOT NULL, rater_id INTEGER NOT NULL, "
+        "measure_id INTEGER NOT NULL, score DOUBLE NOT NULL, work_time_s DOUBLE, "
+        "assignment VARCHAR, PRIMARY KEY (item_id, rater_id, measure_id))"
+    )
+    con.close()
+    con = open_store(path)
+    columns = {
+        (t, c)
+        for t, c in con.sql(
+            "SELECT table_name, column_name FROM information_schema.columns "
+            "WHERE table_name IN ('measures', 'ratings') ORDER BY ALL"
+        ).fetchall()
+    }
+    assert {("measures", "judge"), ("measures", "scale"), ("ratings", "answer")} <= columns
+    con.execute("INSERT INTO ratings (item_id, rater_id, measure_id, score) VALUES (1, 1, 1, NULL)")
+    con.close()

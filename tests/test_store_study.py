@@ -51,7 +51,9 @@ def test_hanna_folder_ingest_reports_what_it_added(hanna_dir, tmp_path, capsys):
     assert out[0].startswith("hanna_metric_scores.csv: hanna-metric-scores, 82,368 values")
     assert "11 systems, 96 inputs, 1,056 items, 78 measures, 82,368 values" in out[0]
     assert "0 systems, 0 inputs, 0 items, 140 measures" in out[1]  # the LLM judges
-    assert all(line.endswith("replaced: 0 values") for line in out)
+    assert out[0].endswith("replaced: 0 values")
+    # The judges' out-of-scale values are kept (HANNA's policy) and counted.
+    assert "replaced: 0 values; off scale: " in out[1] and out[1].endswith("(policy keep)")
     con = open_store(db, read_only=True)
     assert con.sql("SELECT name FROM study").fetchall() == [("HANNA",)]
     con.close()

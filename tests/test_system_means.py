@@ -1,6 +1,6 @@
 """Tab. 4 of the paper: system means per criterion with 95% confidence intervals.
 
-Expected values are the printed table (shared/paper/hanna_coling2022.txt, lines 208-218):
+Expected values are the printed table (the paper's Tab. 4):
 77 means and 77 half-widths, 2 decimals. The half-widths reproduce from the judge-slot ratings
 of hanna_metric_scores_llm.csv with a Student-t interval over individual ratings (n = 288 per
 criterion; the Average column pools the 6 x 288 = 1,728 ratings).

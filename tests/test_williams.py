@@ -124,7 +124,7 @@ def con(hanna_study):
 
 
 def test_hanna_conventions_example(con):
-    # docs/hanna-conventions.md: system level, Pearson, Empathy: BERTScore F1 |r| = 0.8867 vs
+    # docs/conventions.md, section 7: system level, Pearson, Empathy: BERTScore F1 |r| = 0.8867 vs
     # BLEU 0.7730, t = 2.0002, p = 0.0428.
     df = williams(con, criterion="EM", level="system", method="pearson", correction="holm")
     assert df.height == 72 * 71

@@ -7,8 +7,9 @@ on the Study, so calling several analyses costs little more than the first.
 - :mod:`~hanna_stats.analyses.correlations`: :func:`correlate`, metric-criterion, metric-metric
   and criterion-criterion correlations at story, system or global level (Figs. 1-6, 10-25;
   Tabs. 5, 8, 9);
-- :mod:`~hanna_stats.analyses.ratings` (the human ratings): :func:`agreement`, ICC and
-  Krippendorff's alpha (Tab. 3); :func:`system_means` with t-intervals (Tab. 4);
+- :mod:`~hanna_stats.analyses.ratings` (rater-level values: people's ratings, LLM judges'
+  tries): :func:`agreement`, ICC and Krippendorff's alpha (Tab. 3; a judge's self-consistency);
+  :func:`system_means` with t-intervals (Tab. 4);
 - :mod:`~hanna_stats.analyses.significance`: :func:`williams` tests (Figs. 27-38) with
   multiple-testing correction, :func:`bootstrap_pairs` comparison of systems (Figs. 7, 26);
 - :mod:`~hanna_stats.analyses.resampling`: :func:`correlation_ci` (bootstrap confidence
@@ -17,7 +18,10 @@ on the Study, so calling several analyses costs little more than the first.
   (Fig. 8);
 - :mod:`~hanna_stats.analyses.judges` (LLM judges, TACL 2024): :func:`judge_criteria`, the
   criterion-matched view with the human rater row; :func:`rater_panel`, one rater against the
-  panel;
+  panel; :func:`judge_williams`, each judge against the best metric; :func:`judge_scale`, the
+  values found outside the judges' scale;
+- :mod:`~hanna_stats.analyses.user_study`: :func:`user_study_agreement`, nominal agreement of the
+  TACL user study (Gwet's AC1, Fleiss' kappa, Krippendorff's alpha);
 - :mod:`~hanna_stats.analyses.overview`: what the study holds.
 """
 
@@ -31,6 +35,7 @@ _HOME = {
     "system_means": "ratings",
     "correlate": "correlations",
     "criterion_values": "overview",
+    "measure_values": "overview",
     "data_sources": "overview",
     "measure_families": "overview",
     "study_counts": "overview",
@@ -46,6 +51,7 @@ _HOME = {
     "judge_criteria": "judges",
     "rater_panel": "judges",
     "judge_scale": "judges",
+    "judge_williams": "judges",
 }
 __all__ = sorted(_HOME)
 

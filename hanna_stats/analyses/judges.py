@@ -7,9 +7,14 @@
 - :func:`judge_criteria`: the criterion-matched view: each judge's rating of a criterion under
   each prompt variant correlated with the human criterion of the same name, with the human rater
   row beside it and each column's mean |r|.
+- :func:`judge_williams`: Williams tests of each judge against the best automatic metric of the
+  criterion it rates, in both directions.
+- :func:`judge_scale`: what the ingests found outside the judges' scale, per judge and prompt.
 
-Both work at story (per input, then averaged), system and global (all items pooled) level, on a
-loaded :class:`~hanna_stats.store.Study`.
+The correlations work at story (per input, then averaged), system and global (all items pooled)
+level, on a loaded :class:`~hanna_stats.store.Study`. A judge's self-consistency across tries
+and its mean rating of each system are :func:`~hanna_stats.analyses.ratings.agreement` and
+:func:`~hanna_stats.analyses.ratings.system_means` with ``kinds=("llm-judge",)``.
 """
 
 from __future__ import annotations
@@ -23,9 +28,11 @@ from hanna_stats.analyses._common import (
     METHODS,
     VARIANTS,
     check_choice,
-    correlation_matrix,
+    criteria_cube,
 )
-from hanna_stats.kernels import level_correlation
+from hanna_stats.analyses.correlations import correlate
+from hanna_stats.analyses.significance import adjusted_within, williams_n
+from hanna_stats.kernels import CORRECTIONS, level_correlation, williams_test
 from hanna_stats.store import Study
 
 #: Panels a rater is compared with: the mean of all raters, or of the other raters.
@@ -48,7 +55,7 @@ _SCHEMA = {
 def _rater_cube(study: Study, include_human: bool) -> tuple[tuple[str, ...], np.ndarray]:
     """The criteria and their ratings as (R raters, C criteria, G inputs, S systems), NaN where
     a rater did not rate; rater ``r`` is the ``r``-th rating of each item (``rater_column``)."""
-    ratings = study.ratings
+    ratings = study.ratings.filter(pl.col("kind") == "human").rename({"measure": "criterion"})
     criteria = tuple(c for c in study.criteria if c in set(ratings["criterion"].to_list()))
     if not criteria:
         raise ValueError(
@@ -225,18 +232,10 @@ def judge_criteria(
             "the store holds no LLM-judge measures of its human criteria: ingest them (HANNA's "
             "hanna_metric_scores_llm.csv)"
         )
-    cube, matrix = correlation_matrix(
-        study,
-        level=level,
-        method=method,
-        variant=variant,
-        include_human=include_human,
-        kinds=("llm-judge",),
-    )
-    position = {m: i for i, m in enumerate(cube.measures)}
+    matched = _matched(study, level, method, variant, include_human)
     criteria = list(study.criteria)
     rows: list[tuple] = []
-    if study.ratings.height:
+    if study.ratings.filter(pl.col("kind") == "human").height:
         options = {"level": level, "method": method, "variant": variant}
         panel = rater_panel(study, **options, reference=reference, include_human=include_human)
         means = panel.filter(pl.col("rater") == "mean").select("criterion", "statistic")
@@ -251,9 +250,7 @@ def judge_criteria(
                 judge,
                 prompt,
                 c,
-                matrix.statistic[position[by_criterion[c]], position[c]]
-                if c in by_criterion
-                else np.nan,
+                matched.get(by_criterion.get(c), np.nan),
             )
             for c in criteria
         ]
@@ -271,47 +268,270 @@ def judge_criteria(
     )
 
 
+def _matched(
+    study: Study, level: str, method: str, variant: str, include_human: bool
+) -> dict[str, float]:
+    """Each LLM-judge measure's correlation at ``level`` with the criterion it rates, memoised
+    (the judge x criterion block only, not the whole matrix of judges and criteria)."""
+    variant = variant if method == "kendall" else "b"  # the others have no variant
+    key = ("judge_matched", level, method, variant, include_human)
+
+    def compute() -> dict[str, float]:
+        cube = criteria_cube(study, ("llm-judge",), include_human)
+        position = {m: i for i, m in enumerate(cube.measures)}
+        rated = study.catalogue.filter(
+            (pl.col("kind") == "llm-judge") & pl.col("measure").is_in(list(position))
+        ).select("measure", "criterion")
+        judges, criteria = (rated[c].to_list() for c in ("measure", "criterion"))
+        columns = list(dict.fromkeys(c for c in criteria if c in position))
+        if not columns:
+            return {}
+        result = level_correlation(
+            cube.values[[position[m] for m in judges]],
+            cube.values[[position[c] for c in columns]],
+            level=KERNEL_LEVEL[level],
+            method=method,
+            variant=variant,
+        )
+        column = {c: k for k, c in enumerate(columns)}
+        return {
+            m: float(result.statistic[j, column[c]]) if c in column else np.nan
+            for j, (m, c) in enumerate(zip(judges, criteria, strict=True))
+        }
+
+    return study.memo(key, compute)
+
+
 def _mean_abs(column: list[tuple]) -> float:
     values = np.abs([r[3] for r in column], dtype=np.float64)
     return float(np.nanmean(values)) if np.isfinite(values).any() else np.nan
 
 
-def judge_scale(study: Study, *, low: float = 1.0, high: float = 5.0) -> pl.DataFrame:
-    """How many of each judge's values leave the rating scale ``[low, high]``.
+def judge_scale(study: Study) -> pl.DataFrame:
+    """What the ingests found outside the judges' scale, per judge and prompt variant.
 
-    The TACL study asked the judges for Likert ratings from 1 to 5; HANNA's
-    ``hanna_metric_scores_llm.csv`` holds, per story, the mean over three tries in which an
-    answer that could not be parsed counted as -1 (inferred from the values: -1 when all three
-    failed, -1/3 = (-1 - 1 + 1) / 3, ...). The store keeps the values as published (the policy
-    ``keep``, which the authors' correlations used); this table says how many there are.
+    Every ingest checks each value of a measure that declares a scale and applies the scale
+    policy to the values outside it, counting them (:mod:`hanna_stats.store.scales`; table
+    ``scale_checks``); this sums the counts of each judge's measures of the human criteria (not
+    its ``Average`` measures). The TACL study asked the judges for Likert ratings from 1 to 5;
+    HANNA's ``hanna_metric_scores_llm.csv`` holds, per story, the mean over three tries in which
+    an answer that could not be parsed counted as -1 (inferred from the values: -1 when all three
+    failed, -1/3 = (-1 - 1 + 1) / 3, ...). Its policy is ``keep``: the values stay as
+    published, as the authors' correlations used them.
 
     Returns
     -------
     polars.DataFrame
-        One row per judge and prompt variant: ``judge, prompt, n_values, below, above, missing``
-        (values under ``low``, over ``high``, NaN), over every item and rated criterion (not the
-        judges' ``Average`` measures), human-written system included; in catalogue order.
+        One row per judge and prompt variant with checked measures: ``judge, prompt, policy,
+        n_values`` (values checked, missing ones included), ``below, above`` (outside the
+        bounds), ``not_whole`` (rater-level values that are not whole numbers on a Likert or
+        integer scale), ``unparsed`` (tries whose answer held no number), ``missing`` (item-level
+        values now missing in the study); in catalogue order.
     """
-    judges = study.catalogue.filter(
+    checks = study.scale_checks.filter(
         (pl.col("kind") == "llm-judge") & pl.col("criterion").is_in(list(study.criteria))
     )
     position = {m: i for i, m in enumerate(study.measures)}
-    rows = []
-    grouped = judges.group_by(["judge", "variant"], maintain_order=True).agg("measure")
-    for judge, prompt, measures in grouped.iter_rows():
-        values = study.values[[position[m] for m in measures]]
-        present = values[~np.isnan(values)]
-        rows.append(
-            (
-                judge,
-                prompt,
-                int(values.size),
-                int((present < low).sum()),
-                int((present > high).sum()),
-                int(np.isnan(values).sum()),
-            )
+    missing = {
+        m: int(np.isnan(study.values[position[m]]).sum()) for m in checks["measure"].to_list()
+    }
+    counts = {
+        "n_values": "n_values",
+        "below": "n_below",
+        "above": "n_above",
+        "not_whole": "n_not_whole",
+        "unparsed": "n_unparsed",
+    }
+    return (
+        checks.with_columns(
+            missing=pl.col("measure").replace_strict(missing, return_dtype=pl.Int64)
         )
-    names = ("judge", "prompt", "n_values", "below", "above", "missing")
-    return pl.DataFrame(
-        rows, schema=dict(zip(names, [pl.String] * 2 + [pl.Int64] * 4, strict=True)), orient="row"
+        .group_by(pl.col("judge"), pl.col("variant").alias("prompt"), maintain_order=True)
+        .agg(
+            pl.col("policy").unique(maintain_order=True).sort().str.join(", "),
+            *(pl.col(c).sum().alias(name) for name, c in counts.items()),
+            pl.col("missing").sum(),
+        )
+        .cast({c: pl.Int64 for c in (*counts, "missing")})
+    )
+
+
+#: Columns of :func:`judge_williams`.
+_JUDGE_WILLIAMS_SCHEMA = {
+    "criterion": pl.String,
+    "level": pl.String,
+    "method": pl.String,
+    "judge": pl.String,
+    "prompt": pl.String,
+    "measure": pl.String,
+    "metric": pl.String,
+    "r_judge": pl.Float64,
+    "r_metric": pl.Float64,
+    "r_ab": pl.Float64,
+    "n": pl.Int64,
+    "statistic": pl.Float64,
+    "pvalue_judge": pl.Float64,
+    "pvalue_judge_adjusted": pl.Float64,
+    "pvalue_metric": pl.Float64,
+    "pvalue_metric_adjusted": pl.Float64,
+}
+
+
+def judge_williams(
+    study: Study,
+    *,
+    level: str = "system",
+    method: str = "kendall",
+    n: int | None = None,
+    correction: str | None = "bh",
+    include_human: bool = False,
+) -> pl.DataFrame:
+    """Williams tests of each LLM judge against the best automatic metric of each criterion.
+
+    For each human criterion, the best metric is the measure of kind ``metric`` with the
+    largest |correlation| with the criterion at ``level``
+    (:func:`~hanna_stats.analyses.correlations.correlate` with ``kinds=("metric",)``; ties go to
+    the first in catalogue order). Every LLM-judge measure that rates the criterion (each judge,
+    each prompt variant) is tested against it in both directions, one-sided: H1 |r_judge| >
+    |r_metric| (``pvalue_judge``) and H1 |r_metric| > |r_judge| (``pvalue_metric``).
+
+    The rows are those of :func:`~hanna_stats.analyses.significance.williams_frame` (every
+    criterion, ``levels=(level,)``, ``methods=(method,)``, ``alternative="greater"``,
+    ``family="pair"``, ``kinds=("metric", "llm-judge")``) for the ordered pairs (judge measure,
+    best metric) and (best metric, judge measure), with the same statistics and (adjusted)
+    p-values, computed without the tens of thousands of other ordered pairs. The family of a
+    ``correction`` is therefore the "pair" family: one judge under one prompt against one
+    metric, in one direction, across the criteria (the judge's rating of each criterion
+    against that metric, whether or not the metric is the best one for that criterion), as
+    Chhun et al. (2024) corrected one judge against another.
+
+    Parameters
+    ----------
+    study : Study
+        A study with human criteria, metrics and LLM-judge measures of the criteria.
+    level : {"story", "system", "global"}
+    method : {"pearson", "spearman", "kendall"}
+        Kendall is tau-b.
+    n : int, optional
+        Sample size of the tests; default as ``williams_frame``: systems at system level, inputs
+        at story level, items (inputs x systems) at global level.
+    correction : {"bh", "by", "holm", "bonferroni", None}
+        Adds ``pvalue_judge_adjusted`` and ``pvalue_metric_adjusted`` (NaN columns when None).
+    include_human : bool
+        Keep the human-written system (the studies leave it out).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``criterion, level, method, judge, prompt, measure`` (the judge's measure), ``metric``
+        (the best metric), ``r_judge, r_metric`` (signed correlations with the criterion),
+        ``r_ab`` (between the two), ``n``, ``statistic`` (Williams' t of judge against metric;
+        the reverse test has -t), ``pvalue_judge, pvalue_judge_adjusted, pvalue_metric,
+        pvalue_metric_adjusted``; by criterion (catalogue order), then judge measure (catalogue
+        order). Empty when no metric correlates with a criterion.
+
+    Raises
+    ------
+    ValueError
+        For a bad option, a study without LLM-judge measures of its criteria, or n below 4.
+    """
+    check_choice("level", level, LEVELS)
+    check_choice("method", method, METHODS)
+    if correction is not None:
+        check_choice("correction", correction, CORRECTIONS)
+    criteria = list(study.criteria)
+    judges = study.catalogue.filter(
+        (pl.col("kind") == "llm-judge") & pl.col("criterion").is_in(criteria)
+    ).select("measure", "criterion", "judge", "variant")
+    if judges.is_empty():
+        raise ValueError(
+            "the store holds no LLM-judge measures of its human criteria: ingest them (HANNA's "
+            "hanna_metric_scores_llm.csv)"
+        )
+    cube = criteria_cube(study, ("metric", "llm-judge"), include_human)
+    n_level = williams_n(level, *cube.values.shape[1:], n)
+    # The best metric of each criterion, and every metric's correlation with every criterion.
+    metric_r: dict[tuple[str, str], float] = {}
+    best: dict[str, tuple[str, float]] = {}
+    options = {"level": level, "method": method, "include_human": include_human}
+    for measure, against, value in (
+        correlate(study, **options, kinds=("metric",))
+        .select("measure", "against", "statistic")
+        .iter_rows()
+    ):
+        metric_r[measure, against] = value
+        if np.isfinite(value) and (against not in best or abs(value) > best[against][1]):
+            best[against] = (measure, abs(value))
+    if not best:
+        return pl.DataFrame(schema=_JUDGE_WILLIAMS_SCHEMA)
+    # Each judge measure against its criterion: the correlations judge_criteria uses.
+    matched = _matched(study, level, method, "b", include_human)
+    names, rated, judge_names, prompts = (judges[c].to_list() for c in judges.columns)
+    r_judge = np.array([matched.get(m, np.nan) for m in names])
+    # The judges against the best metrics (the cells of the full matrix williams_frame reads).
+    position = {m: i for i, m in enumerate(cube.measures)}
+    metrics = list(dict.fromkeys(best[c][0] for c in criteria if c in best))
+    r_ab = level_correlation(
+        cube.values[[position[m] for m in metrics]],
+        cube.values[[position[m] for m in names]],
+        level=KERNEL_LEVEL[level],
+        method=method,
+    ).statistic  # (metrics, judge measures)
+    row_of = np.array([criteria.index(c) for c in rated])
+    judged = np.arange(len(names))
+    identity = [
+        f"{j or m} (prompt {v})" for m, j, v in zip(names, judge_names, prompts, strict=True)
+    ]
+    families = pl.Series(identity).rank("dense").to_numpy()
+    frames = []
+    for k, metric in enumerate(metrics):
+        # Measures: the metric (0), then every judge measure; r has one row per criterion.
+        r = np.full((len(criteria), 1 + len(names)), np.nan)
+        r[:, 0] = [metric_r.get((metric, c), np.nan) for c in criteria]
+        r[row_of, 1 + judged] = r_judge
+        R = np.full((1 + len(names),) * 2, np.nan)
+        np.fill_diagonal(R, 1.0)
+        R[0, 1:] = R[1:, 0] = r_ab[k]
+        res = williams_test(r, R, n_level, alternative="greater")
+        p_judge = res.pvalue[row_of, 1 + judged, 0]
+        p_metric = res.pvalue[row_of, 0, 1 + judged]
+        adjusted = {
+            column: adjusted_within(p, families, correction)
+            if correction is not None
+            else np.full(len(names), np.nan)
+            for column, p in (
+                ("pvalue_judge_adjusted", p_judge),
+                ("pvalue_metric_adjusted", p_metric),
+            )
+        }
+        keep = np.array([best.get(c, ("",))[0] == metric for c in rated])
+        frames.append(
+            pl.DataFrame(
+                {
+                    "criterion": rated,
+                    "level": level,
+                    "method": method,
+                    "judge": judge_names,
+                    "prompt": prompts,
+                    "measure": names,
+                    "metric": metric,
+                    "r_judge": r_judge,
+                    "r_metric": r[row_of, 0],
+                    "r_ab": r_ab[k],
+                    "n": n_level,
+                    "statistic": res.statistic[row_of, 1 + judged, 0],
+                    "pvalue_judge": p_judge,
+                    "pvalue_judge_adjusted": adjusted["pvalue_judge_adjusted"],
+                    "pvalue_metric": p_metric,
+                    "pvalue_metric_adjusted": adjusted["pvalue_metric_adjusted"],
+                    "_order": np.arange(len(names)),
+                },
+                schema={**_JUDGE_WILLIAMS_SCHEMA, "_order": pl.Int64},
+            ).filter(pl.Series(keep))
+        )
+    order = {c: i for i, c in enumerate(criteria)}
+    return (
+        pl.concat(frames)
+        .sort(pl.col("criterion").replace_strict(order, return_dtype=pl.Int64), "_order")
+        .drop("_order")
     )

@@ -44,6 +44,38 @@ def data_sources(study: Study) -> pl.DataFrame:
     return study.sources
 
 
+def measure_values(
+    study: Study, measures: list[str], *, include_human: bool = True
+) -> pl.DataFrame:
+    """Item-level values of some measures, long: columns ``system, measure, input, value``.
+
+    Systems, then measures in the given order, then inputs in store order; items without a value
+    are left out. A measure with raters has the mean of its raters (view ``story_scores``).
+    """
+    position = {m: i for i, m in enumerate(study.measures)}
+    chosen = np.array([position[m] for m in measures], dtype=np.intp)
+    systems = np.flatnonzero(
+        np.ones(len(study.systems), bool) if include_human else ~study.is_human
+    )
+    # (systems, measures, inputs) in that nesting order.
+    block = study.values[np.ix_(chosen, np.arange(len(study.inputs)), systems)].transpose(2, 0, 1)
+    s, c, g = np.nonzero(~np.isnan(block))
+    return pl.DataFrame(
+        {
+            "system": np.asarray(study.systems, dtype=object)[systems[s]].tolist(),
+            "measure": np.asarray(study.measures, dtype=object)[chosen[c]].tolist(),
+            "input": np.asarray(study.inputs, dtype=object)[g].tolist(),
+            "value": block[s, c, g],
+        },
+        schema={
+            "system": pl.String,
+            "measure": pl.String,
+            "input": pl.String,
+            "value": pl.Float64,
+        },
+    )
+
+
 def criterion_values(study: Study, *, include_human: bool = True) -> pl.DataFrame:
     """Item-level values of every human criterion (the rating distributions of Fig. 9).
 
@@ -56,24 +88,5 @@ def criterion_values(study: Study, *, include_human: bool = True) -> pl.DataFram
         Columns ``system, criterion, input, value``, systems, criteria and inputs in store
         order; items without a value are left out.
     """
-    human = np.flatnonzero(np.asarray(study.kinds) == "human")
-    systems = np.flatnonzero(
-        np.ones(len(study.systems), bool) if include_human else ~study.is_human
-    )
-    # (systems, criteria, inputs) in that nesting order.
-    block = study.values[np.ix_(human, np.arange(len(study.inputs)), systems)].transpose(2, 0, 1)
-    s, c, g = np.nonzero(~np.isnan(block))
-    return pl.DataFrame(
-        {
-            "system": np.asarray(study.systems, dtype=object)[systems[s]].tolist(),
-            "criterion": np.asarray(study.measures, dtype=object)[human[c]].tolist(),
-            "input": np.asarray(study.inputs, dtype=object)[g].tolist(),
-            "value": block[s, c, g],
-        },
-        schema={
-            "system": pl.String,
-            "criterion": pl.String,
-            "input": pl.String,
-            "value": pl.Float64,
-        },
-    )
+    values = measure_values(study, list(study.criteria), include_human=include_human)
+    return values.rename({"measure": "criterion"})

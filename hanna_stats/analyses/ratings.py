@@ -1,7 +1,10 @@
 """Inter-annotator agreement (the paper's Sec. 4.1, Tab. 3) and system means (Sec. 4.3, Tab. 4).
 
-Both read the rater-level human ratings of a loaded Study (:attr:`Study.ratings`), or, for the
-system means when there are none, its item-level values (:attr:`Study.values`).
+Both read the rater-level values of a loaded Study (:attr:`Study.ratings`), or, for the system
+means of a measure without them, its item-level values (:attr:`Study.values`). Any measure kind
+with raters can be analysed: the human criteria (the default), and an LLM judge whose repeated
+tries are its raters (agreement across tries is the judge's self-consistency), so judges and
+people appear side by side in one table.
 
 Which ratings are used: for each item and criterion, the ratings of identified raters (kind
 ``'person'``, HANNA: MTurk Worker IDs from the raw annotation file) when it has any, otherwise
@@ -16,7 +19,8 @@ import numpy as np
 import polars as pl
 from scipy import special
 
-from hanna_stats.analyses.overview import criterion_values
+from hanna_stats.analyses._common import check_choice
+from hanna_stats.analyses.overview import measure_values
 from hanna_stats.kernels.agreement import (
     ICC_FORMS,
     check_confidence,
@@ -26,6 +30,8 @@ from hanna_stats.kernels.agreement import (
 from hanna_stats.store import Study
 
 AGREEMENT_SCHEMA = {
+    "measure": pl.String,
+    "kind": pl.String,
     "criterion": pl.String,
     "statistic_name": pl.String,
     "statistic": pl.Float64,
@@ -42,6 +48,8 @@ AGREEMENT_SCHEMA = {
 }
 SYSTEM_MEANS_SCHEMA = {
     "system": pl.String,
+    "measure": pl.String,
+    "kind": pl.String,
     "criterion": pl.String,
     "mean": pl.Float64,
     "ci_low": pl.Float64,
@@ -51,38 +59,60 @@ SYSTEM_MEANS_SCHEMA = {
     "unit": pl.String,
 }
 AVERAGE = "Average"
+#: Measure kinds whose rater-level values these analyses take.
+KINDS = ("human", "metric", "llm-judge")
 _ALPHA_LEVELS = ("interval", "ordinal")
 
 
-def _criteria(study: Study, criteria: list[str] | None) -> list[str]:
-    """Human criteria by name or abbreviation (default: all, in catalogue order)."""
-    if criteria is None:
-        return list(study.criteria)
-    if isinstance(criteria, str):
-        raise ValueError(f"criteria must be a list of names, not a string: {criteria!r}")
-    lookup = {
-        key: name
-        for name, abbreviation in study.catalogue.filter(pl.col("kind") == "human")
-        .select("measure", "abbreviation")
-        .iter_rows()
-        for key in (name, abbreviation)
-        if key
+def _measures(study: Study, measures: list[str] | None, kinds: tuple[str, ...]) -> list[str]:
+    """Measures by name, or human criteria by abbreviation (default: every measure of
+    ``kinds``, in catalogue order)."""
+    if isinstance(kinds, str) or not kinds:
+        raise ValueError(f"kinds must be a non-empty tuple of {KINDS}; got {kinds!r}")
+    for kind in kinds:
+        check_choice("kinds", kind, KINDS)
+    if measures is None:
+        return [m for m, k in zip(study.measures, study.kinds, strict=True) if k in kinds]
+    if isinstance(measures, str):
+        raise ValueError(f"measures must be a list of names, not a string: {measures!r}")
+    human = study.catalogue.filter(pl.col("kind") == "human")
+    lookup = dict(zip(study.measures, study.measures, strict=True)) | {
+        a: m for m, a in human.select("measure", "abbreviation").iter_rows() if a
     }
-    unknown = [c for c in criteria if c not in lookup]
+    unknown = [m for m in measures if m not in lookup]
     if unknown:
-        raise ValueError(
-            f"criteria holds unknown human criteria {unknown}; use names or abbreviations of "
-            f"{list(lookup)}"
+        criteria = ", ".join(
+            f"{m} ({a})" if a else m for m, a in human.select("measure", "abbreviation").iter_rows()
         )
-    chosen = [lookup[c] for c in criteria]
+        raise ValueError(
+            f"measures holds unknown measures {unknown}; give measure names or the "
+            f"abbreviations of the human criteria ({criteria or 'none'})"
+        )
+    chosen = [lookup[m] for m in measures]
     if len(set(chosen)) != len(chosen):
-        raise ValueError(f"criteria lists a criterion twice: {list(criteria)}")
+        raise ValueError(f"measures lists a measure twice: {list(measures)}")
     return chosen
 
 
-def _ratings(study: Study, criteria: list[str], include_human: bool) -> pl.DataFrame:
-    ratings = study.ratings.filter(pl.col("criterion").is_in(criteria))
+def _ratings(study: Study, measures: list[str], include_human: bool) -> pl.DataFrame:
+    ratings = study.ratings.filter(pl.col("measure").is_in(measures))
     return ratings if include_human else ratings.filter(~pl.col("is_human"))
+
+
+def _described(study: Study, frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with the ``kind`` and ``criterion`` of its ``measure`` (a human criterion is
+    its own criterion; an LLM judge's, the one it rates)."""
+    catalogue = study.catalogue.select(
+        "measure",
+        "kind",
+        pl.when(pl.col("kind") == "human")
+        .then(pl.col("measure"))
+        .otherwise(pl.col("criterion"))
+        .alias("criterion"),
+    )
+    return frame.drop("kind", "criterion", strict=False).join(
+        catalogue, on="measure", how="left", maintain_order="left"
+    )
 
 
 def _source(kinds: pl.Series) -> str:
@@ -90,8 +120,8 @@ def _source(kinds: pl.Series) -> str:
     return distinct[0] if len(distinct) == 1 else "mixed"
 
 
-def _criterion_agreement(frame: pl.DataFrame, confidence: float) -> list[dict]:
-    """ICC rows (balanced items) and alpha rows (all items) for one criterion."""
+def _measure_agreement(frame: pl.DataFrame, confidence: float) -> list[dict]:
+    """ICC rows (balanced items) and alpha rows (all items) for one measure."""
     item = frame["item_id"].to_numpy()
     column = frame["rater_column"].to_numpy().astype(np.intp)
     score = frame["score"].to_numpy()
@@ -148,11 +178,16 @@ def _criterion_agreement(frame: pl.DataFrame, confidence: float) -> list[dict]:
 def agreement(
     study: Study,
     *,
-    criteria: list[str] | None = None,
+    measures: list[str] | None = None,
+    kinds: tuple[str, ...] = ("human",),
     confidence: float = 0.95,
     include_human: bool = True,
 ) -> pl.DataFrame:
-    """Inter-annotator agreement per human criterion: six ICC forms and Krippendorff's alpha.
+    """Inter-rater agreement per measure: six ICC forms and Krippendorff's alpha.
+
+    By default the human criteria, rated by people. With ``kinds=("llm-judge",)`` (or judge
+    measures by name) it is an LLM judge's self-consistency: its repeated tries of an item are
+    its raters (a tidy file with a ``rater`` column per try; HANNA's public file has none).
 
     The paper (Sec. 4.1, Tab. 3) reports ICC2k, the two-way random-effects, absolute-agreement
     ICC of the mean of k raters ("average random raters", Hallgren 2012): every HANNA story
@@ -177,8 +212,12 @@ def agreement(
     ----------
     study : Study
         A loaded study.
-    criteria : list of str, optional
-        Human criteria by name (``"Relevance"``) or abbreviation (``"RE"``); default all.
+    measures : list of str, optional
+        Measures by name (``"Relevance"``, ``"Beluga-13B Empathy (prompt 1)"``) or human
+        criteria by abbreviation (``"RE"``); default: every measure of ``kinds`` (those without
+        rater-level values give no rows).
+    kinds : tuple of str
+        Kinds of the default measures: ``"human"`` (default), ``"llm-judge"``, ``"metric"``.
     confidence : float
         Level of the ICC confidence intervals (F-based, as ``pingouin.intraclass_corr``).
     include_human : bool
@@ -188,9 +227,10 @@ def agreement(
     Returns
     -------
     polars.DataFrame
-        One row per criterion and statistic (``ICC1``, ``ICC2``, ``ICC3``, ``ICC1k``,
-        ``ICC2k``, ``ICC3k``, ``alpha_interval``, ``alpha_ordinal``), columns ``criterion,
-        statistic_name, statistic, ci_low, ci_high, f, df1, df2, pvalue, n_targets, n_raters,
+        One row per measure and statistic (``ICC1``, ``ICC2``, ``ICC3``, ``ICC1k``,
+        ``ICC2k``, ``ICC3k``, ``alpha_interval``, ``alpha_ordinal``), columns ``measure, kind,
+        criterion`` (a human criterion's own name; the criterion a judge rates), ``statistic_name,
+        statistic, ci_low, ci_high, f, df1, df2, pvalue, n_targets, n_raters,
         n_dropped, rater_source``. For ICC: F test of ICC = 0 with its dof and p-value,
         ``n_targets`` complete items, ``n_raters`` = k. For alpha: no interval or test
         (null), ``n_targets`` pairable items, ``n_raters`` the largest number of ratings of an
@@ -201,7 +241,7 @@ def agreement(
     Raises
     ------
     ValueError
-        Unknown ``criteria``, ``confidence`` outside (0, 1).
+        Unknown ``measures`` or ``kinds``, ``confidence`` outside (0, 1).
 
     Notes
     -----
@@ -223,14 +263,15 @@ def agreement(
     Methods for Psychology 8(1), 23-34.
     """
     confidence = check_confidence(confidence)
-    chosen = _criteria(study, criteria)
+    chosen = _measures(study, measures, kinds)
     ratings = _ratings(study, chosen, include_human)
     rows = []
-    for criterion in chosen:
-        frame = ratings.filter(pl.col("criterion") == criterion)
+    for measure in chosen:
+        frame = ratings.filter(pl.col("measure") == measure)
         if frame.height:
-            rows += [r | {"criterion": criterion} for r in _criterion_agreement(frame, confidence)]
-    return pl.DataFrame(rows, schema=AGREEMENT_SCHEMA)
+            rows += [r | {"measure": measure} for r in _measure_agreement(frame, confidence)]
+    out = pl.DataFrame(rows, schema={c: AGREEMENT_SCHEMA[c] for c in AGREEMENT_SCHEMA})
+    return _described(study, out).select(list(AGREEMENT_SCHEMA))
 
 
 def _t_intervals(frame: pl.DataFrame, confidence: float) -> pl.DataFrame:
@@ -249,18 +290,25 @@ def _t_intervals(frame: pl.DataFrame, confidence: float) -> pl.DataFrame:
 def system_means(
     study: Study,
     *,
+    measures: list[str] | None = None,
+    kinds: tuple[str, ...] = ("human",),
     confidence: float = 0.95,
     include_human: bool = True,
 ) -> pl.DataFrame:
-    """Mean human rating of each system per criterion, with a Student-t confidence interval.
+    """Mean rating of each system per measure, with a Student-t confidence interval.
 
-    The paper's Tab. 4. With rater-level ratings in the store (``unit = 'rating'``), each
-    criterion's interval is ``mean +- t_{(1+c)/2, n-1} s / sqrt(n)`` over the system's
+    By default the human criteria (the paper's Tab. 4); with ``kinds=("llm-judge",)`` an LLM
+    judge's mean rating of each system (over its tries when the store has them, else over its
+    item-level values).
+
+    The paper's Tab. 4. For a measure with rater-level values in the store (``unit =
+    'rating'``), the interval is ``mean +- t_{(1+c)/2, n-1} s / sqrt(n)`` over the system's
     individual ratings (HANNA: 96 stories x 3 ratings, n = 288); without them
     (``unit = 'story'``, e.g. a store of ``hanna_metric_scores.csv`` only) over the story-level
-    averages (n = 96). The ``Average`` row pools every observation of the six criteria of the
-    system (HANNA: n = 6 x 288 = 1,728 ratings) into one mean and one t-interval; its mean is the
-    mean of the criterion means whenever all criteria have the same n.
+    averages (n = 96). The ``Average`` row, when human criteria are chosen, pools every
+    observation of the chosen criteria of the system (HANNA: n = 6 x 288 = 1,728 ratings) into
+    one mean and one t-interval; its mean is the mean of the criterion means whenever all
+    criteria have the same n.
 
     On the public data, the judge-slot ratings reproduce all 77 printed means and all 77
     printed half-widths of Tab. 4 to 2 decimals, ``Average`` included (a normal-quantile
@@ -273,6 +321,10 @@ def system_means(
     ----------
     study : Study
         A loaded study.
+    measures : list of str, optional
+        Measures by name or human criteria by abbreviation; default: every measure of ``kinds``.
+    kinds : tuple of str
+        Kinds of the default measures: ``"human"`` (default), ``"llm-judge"``, ``"metric"``.
     confidence : float
         Confidence level.
     include_human : bool
@@ -281,47 +333,65 @@ def system_means(
     Returns
     -------
     polars.DataFrame
-        Columns ``system, criterion, mean, ci_low, ci_high, half_width, n, unit``, systems in
-        store order (position), criteria in catalogue order then ``Average``. Ratings are
-        selected as in :func:`agreement` (identified raters before judge slots, per item).
+        Columns ``system, measure, kind, criterion`` (as in :func:`agreement`; ``Average`` for
+        the pooled row), ``mean, ci_low, ci_high, half_width, n, unit``, systems in store order
+        (position), measures in catalogue order then ``Average``. Ratings are selected as in
+        :func:`agreement` (identified raters before judge slots, per item).
 
     Raises
     ------
     ValueError
-        ``confidence`` outside (0, 1), or no human criteria in the store.
+        ``confidence`` outside (0, 1), unknown ``measures`` or ``kinds``, or no measure chosen
+        (e.g. no human criteria in the store).
     """
     confidence = check_confidence(confidence)
-    chosen = _criteria(study, None)
+    chosen = _measures(study, measures, kinds)
     if not chosen:
         raise ValueError(
-            "the store holds no human criteria: ingest human judgements (in a tidy file, kind "
-            "'human' in a `kind` column, or rater-level rows with a `rater` column)"
+            f"the store holds no measures of kinds {list(kinds)}: for human criteria, ingest "
+            "human judgements (in a tidy file, kind 'human' in a `kind` column, or rater-level "
+            "rows with a `rater` column)"
         )
     ratings = _ratings(study, chosen, include_human)
-    if ratings.height:
-        unit = "rating"
-        values = ratings.select("system", "criterion", value="score")
-    else:
-        unit = "story"
-        values = criterion_values(study, include_human=include_human).select(
-            "system", "criterion", "value"
-        )
+    rated = set(ratings["measure"].unique().to_list())
+    values = pl.concat(
+        [
+            ratings.select("system", "measure", value="score").with_columns(unit=pl.lit("rating")),
+            measure_values(
+                study, [m for m in chosen if m not in rated], include_human=include_human
+            )
+            .select("system", "measure", "value")
+            .with_columns(unit=pl.lit("story")),
+        ]
+    )
     summary = [
         pl.col("value").mean().alias("mean"),
         pl.col("value").std().alias("std"),
         pl.len().cast(pl.Int64).alias("n"),
+        pl.col("unit").unique().sort().str.join("+"),
     ]
-    per_criterion = values.group_by("system", "criterion").agg(summary)
-    average = values.group_by("system").agg(summary).with_columns(criterion=pl.lit(AVERAGE))
+    per_measure = values.group_by("system", "measure").agg(summary)
+    human = set(study.criteria) & set(chosen)
+    average = (
+        values.filter(pl.col("measure").is_in(human))
+        .group_by("system")
+        .agg(summary)
+        .with_columns(measure=pl.lit(AVERAGE))
+    )
     order = {s: j for j, s in enumerate(study.systems)}
     rank = {c: j for j, c in enumerate([*chosen, AVERAGE])}
     out = (
-        pl.concat([per_criterion, average.select(per_criterion.columns)])
+        pl.concat([per_measure, average.select(per_measure.columns)])
         .with_columns(
             _s=pl.col("system").replace_strict(order, return_dtype=pl.Int64),
-            _c=pl.col("criterion").replace_strict(rank, return_dtype=pl.Int64),
+            _c=pl.col("measure").replace_strict(rank, return_dtype=pl.Int64),
         )
         .sort("_s", "_c")
     )
-    out = _t_intervals(out, confidence).with_columns(unit=pl.lit(unit))
+    out = _described(study, _t_intervals(out, confidence)).with_columns(
+        kind=pl.when(pl.col("measure") == AVERAGE).then(pl.lit("human")).otherwise("kind"),
+        criterion=pl.when(pl.col("measure") == AVERAGE)
+        .then(pl.lit(AVERAGE))
+        .otherwise("criterion"),
+    )
     return out.select([pl.col(c).cast(t) for c, t in SYSTEM_MEANS_SCHEMA.items()])

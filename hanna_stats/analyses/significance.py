@@ -8,7 +8,7 @@ the kernels
 :func:`hanna_stats.kernels.pairs.paired_bootstrap`,
 :func:`hanna_stats.kernels.multitest.adjust_pvalues`), returning tidy polars DataFrames.
 
-Conventions (Chhun et al., 2022; see ``docs/hanna-conventions.md``):
+Conventions (Chhun et al., 2022; see ``docs/conventions.md``, sections 7-9):
 
 * The human-written stories are excluded unless ``include_human=True`` (10 systems remain).
 * Williams test: the correlations are those of :func:`hanna_stats.analyses.correlations.correlate`
@@ -87,6 +87,7 @@ def williams(
     n: int | None = None,
     alternative: Literal["greater", "two-sided", "less"] = "greater",
     correction: Correction | None = None,
+    family: Literal["criterion", "pair", "all"] = "criterion",
     include_human: bool = False,
     kinds: tuple[str, ...] = DEFAULT_KINDS,
 ) -> pl.DataFrame:
@@ -122,8 +123,12 @@ def williams(
         ``"greater"``: the paper's one-sided test.
     correction : {None, "bh", "by", "holm", "bonferroni"}
         If given, adds ``pvalue_adjusted``: the p-values adjusted with
-        :func:`hanna_stats.kernels.multitest.adjust_pvalues` over the family of all ordered pairs
-        of this call (NaN p-values excluded). :func:`williams_all` offers other families.
+        :func:`hanna_stats.kernels.multitest.adjust_pvalues` within each ``family`` (NaN
+        p-values excluded).
+    family : {"criterion", "pair", "all"}
+        ``"criterion"``: all ordered pairs of this call. ``"pair"`` and ``"all"`` span the
+        study's criteria (as :func:`williams_all` defines them, at this level and method): the
+        tests of every criterion are run and adjusted, and the rows of ``criterion`` returned.
     include_human : bool
         Keep the human-written stories as a system (default False, as the paper).
     kinds : tuple of str
@@ -139,21 +144,26 @@ def williams(
 
     Examples
     --------
-    >>> study = open_study("../shared/data/hanna")                    # doctest: +SKIP
+    >>> study = open_study("path/to/hanna")                    # doctest: +SKIP
     >>> williams(study, criterion="EM").filter(                          # doctest: +SKIP
     ...     (pl.col("measure_a") == "BERTScore F1") & (pl.col("measure_b") == "BLEU"))
     """
-    return williams_frame(
+    check_choice("family", family, FAMILIES)
+    name = study.criterion(criterion)
+    across = correction is not None and family != "criterion"
+    frame = williams_frame(
         study,
-        criteria=[study.criterion(criterion)],
+        criteria=list(study.criteria) if across else [name],
         levels=(level,),
         methods=(method,),
         n=n,
         alternative=alternative,
         correction=correction,
+        family=family,
         include_human=include_human,
         kinds=kinds,
     )
+    return frame.filter(pl.col("criterion") == name) if across else frame
 
 
 def williams_all(
@@ -220,16 +230,7 @@ def williams_frame(
     if correction is not None:
         check_choice("correction", correction, CORRECTIONS)
     check_choice("family", family, FAMILIES)
-    if n is not None:
-        try:
-            n = operator.index(n)
-        except TypeError:
-            raise ValueError(f"n must be an integer; got {n!r}") from None
-        if n <= 3:
-            raise ValueError(
-                f"n={n}: the Williams test needs n of at least 4 (it has n - 3 degrees of "
-                "freedom); pass a larger n or leave it out for the default"
-            )
+    n = _checked_n(n)  # before any work
     cube = criteria_cube(study, kinds, include_human)
     metric_idx = np.flatnonzero(~human_mask(cube))
     criterion_idx = np.array([cube.measures.index(c) for c in criteria], dtype=np.int64)
@@ -253,15 +254,7 @@ def williams_frame(
         matched.append(None if fits.all() else pl.Series(fits[a_idx] & fits[b_idx]))
     frames = []
     for level in levels:
-        inputs, systems = cube.values.shape[1:]
-        n_level = n or {"story": inputs, "system": systems, "global": inputs * systems}[level]
-        if n_level <= 3:
-            unit = {"story": "inputs", "system": "systems", "global": "items"}[level]
-            raise ValueError(
-                f"{n_level} {unit}: the Williams test at {level} level needs at least 4 "
-                "(it has n - 3 degrees of freedom); use another level or a study with more "
-                f"{unit}"
-            )
+        n_level = williams_n(level, *cube.values.shape[1:], n)
         for method in methods:
             R = correlation_matrix(
                 study, level=level, method=method, include_human=include_human, kinds=kinds
@@ -298,13 +291,53 @@ def williams_frame(
             blocks = np.arange(len(frames)) if family == "criterion" else np.zeros(len(frames))
             groups = np.repeat(blocks, [f.height for f in frames])
         frame = frame.with_columns(
-            pl.Series("pvalue_adjusted", _adjusted(frame["pvalue"].to_numpy(), groups, correction))
+            pl.Series(
+                "pvalue_adjusted", adjusted_within(frame["pvalue"].to_numpy(), groups, correction)
+            )
         )
     order = [*WILLIAMS_SCHEMA, *(["pvalue_adjusted"] if correction is not None else [])]
     return frame.select(order)
 
 
-def _adjusted(pvalues: np.ndarray, groups: np.ndarray, correction: str) -> np.ndarray:
+def _checked_n(n: int | None) -> int | None:
+    """An explicit sample size, checked: an integer of at least 4 (or None)."""
+    if n is None:
+        return None
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise ValueError(f"n must be an integer; got {n!r}") from None
+    if n <= 3:
+        raise ValueError(
+            f"n={n}: the Williams test needs n of at least 4 (it has n - 3 degrees of "
+            "freedom); pass a larger n or leave it out for the default"
+        )
+    return n
+
+
+def williams_n(level: str, inputs: int, systems: int, n: int | None) -> int:
+    """The sample size of a Williams test at ``level``: ``n`` when given, else the number of
+    systems (system level), inputs (story level, the paper's convention) or items (global).
+
+    Raises
+    ------
+    ValueError
+        If ``n`` is not an integer, or the size is below 4 (the test has n - 3 degrees of
+        freedom), saying what to do.
+    """
+    if n is not None:
+        return _checked_n(n)
+    size = {"story": inputs, "system": systems, "global": inputs * systems}[level]
+    if size <= 3:
+        unit = {"story": "inputs", "system": "systems", "global": "items"}[level]
+        raise ValueError(
+            f"{size} {unit}: the Williams test at {level} level needs at least 4 (it has n - 3 "
+            f"degrees of freedom); use another level or a study with more {unit}"
+        )
+    return size
+
+
+def adjusted_within(pvalues: np.ndarray, groups: np.ndarray, correction: str) -> np.ndarray:
     """``pvalues`` adjusted by ``correction`` within each family (equal ``groups`` values)."""
     adjusted = np.empty_like(pvalues)
     order = np.argsort(groups, kind="stable")

@@ -39,7 +39,7 @@ from ._options import (
 from .accuracy import pairwise_accuracy
 from .agreement import AlphaResult, ICCResult, intraclass_corr, krippendorff_alpha
 from .bootstrap import BootstrapIndices, BootstrapResult, bootstrap_ci, bootstrap_indices
-from .correlation import CorrelationResult, correlation
+from .correlation import CorrelationResult, check_pvalue_method, correlation
 from .grouped import (
     LevelCorrelationResult,
     UndefinedCorrelationError,
@@ -97,6 +97,7 @@ __all__ = [
     "borda_count",
     "check_confidence",
     "check_count",
+    "check_pvalue_method",
     "check_seed",
     "cohen_kappa",
     "correlation",

@@ -290,7 +290,8 @@ def _raise_ties(method, x_tied):
     )
 
 
-def _check_pvalue_method(method, pvalue_method):
+def check_pvalue_method(method, pvalue_method):
+    """Raise ValueError unless ``pvalue_method`` is a p-value method that ``method`` has."""
     check_option("pvalue_method", pvalue_method)
     if method == "pearson" and pvalue_method == "asymptotic":
         raise ValueError(
@@ -412,7 +413,7 @@ def correlation(
     """
     method_code = check_option("method", method)
     variant_code = check_option("variant", variant)
-    _check_pvalue_method(method, pvalue_method)
+    check_pvalue_method(method, pvalue_method)
     x, y = validated({"x": x, "y": y}, 1, 1, nan_policy=nan_policy, alternative=alternative)
     missing = np.isnan(x) | np.isnan(y)
     if missing.any():

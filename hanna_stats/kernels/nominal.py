@@ -36,8 +36,12 @@ Inference (say which; the three methods are those of their reference implementat
   Fleiss, Nee & Landis 1979, meant for testing and complete data only) and handles missing
   ratings.
 
-Every interval is intersected with [-1, 1] (no coefficient lies outside; irrCAC cuts its
-upper bound at 1 the same way), which is the only departure from statsmodels' Cohen interval.
+Intervals are cut at 1 from above (no coefficient exceeds 1), as irrCAC does. Cohen's kappa
+also lies at or above -1, so its interval is cut there too, which is the only departure from
+statsmodels' Cohen interval. Fleiss' kappa and Gwet's AC are not bounded below by -1 when
+ratings are missing (observed agreement comes from the items with two ratings or more, the
+category shares from every rated item: items (1, 2), (1, -), (1, -) give Fleiss' kappa -2.6),
+so their intervals are not cut below.
 
 References
 ----------
@@ -144,7 +148,7 @@ class AgreementCoefficientResult(NamedTuple):
         Gwet's linearisation standard error (irrCAC ``coeff.se`` with ``N = Inf``); NaN for a
         single item.
     confidence_interval : tuple of float
-        ``(low, high)``: ``statistic -+ t_{n-1} SE``, cut to [-1, 1].
+        ``(low, high)``: ``statistic -+ t_{n-1} SE``, cut at 1 from above.
     pvalue : float
         Two-sided Student-t p-value (n - 1 dof) of ``statistic / standard_error``.
     observed_agreement, chance_agreement : float
@@ -401,13 +405,14 @@ def cohen_kappa(a, b, *, weights=None, categories=None, confidence=0.95):
 
     half = float(ndtri(0.5 + level / 2)) * se
     pvalue = float(2.0 * ndtr(-abs(z)))
-    interval = _interval(kappa, half)
+    interval = _interval(kappa, half, lowest=-1.0)
     rest = (se0, float(pa), float(pe), n, enc.categories)
     return CohenKappaResult(float(kappa), se, interval, pvalue, *rest)
 
 
-def _interval(statistic, half_width):
-    low, high = np.clip([statistic - half_width, statistic + half_width], -1.0, 1.0)
+def _interval(statistic, half_width, lowest=-np.inf):
+    """``statistic -+ half_width``, cut to [``lowest``, 1]."""
+    low, high = np.clip([statistic - half_width, statistic + half_width], lowest, 1.0)
     return float(low), float(high)
 
 
@@ -483,7 +488,7 @@ def fleiss_kappa(ratings, *, weights=None, categories=None, confidence=0.95):
         p_e|i = sum_k r_ik pibar_k / r_i,   pibar_k = sum_l (w_kl + w_lk) pi_l / 2,
 
     ``p_a|i`` the item's term of ``p_a`` (0 when ``r_i < 2``). The interval is
-    ``kappa -+ t_{n-1} SE`` cut to [-1, 1]; the p-value is that of ``t = kappa / SE`` on n - 1
+    ``kappa -+ t_{n-1} SE`` cut at 1 from above; the p-value is that of ``t = kappa / SE`` on n - 1
     degrees of freedom (two-sided), as irrCAC. The null variance of Fleiss, Nee & Landis (1979)
     is not used: it holds only under H0 and for complete data.
 
@@ -547,7 +552,7 @@ def gwet_ac(ratings, *, weights=None, categories=None, confidence=0.95):
 
     (``T_w = q`` unweighted: AC1). Variance as for :func:`fleiss_kappa` with
     ``p_e|i = T_w / (q (q - 1)) sum_k r_ik (1 - pi_k) / r_i``; infinite population (irrCAC's
-    ``N = Inf``); interval ``AC -+ t_{n-1} SE`` cut to [-1, 1], two-sided t p-value of
+    ``N = Inf``); interval ``AC -+ t_{n-1} SE`` cut at 1 from above, two-sided t p-value of
     ``AC / SE`` on n - 1 degrees of freedom.
 
     AC depends on q: pass ``categories`` when some possible labels were never used (irrCAC's

@@ -159,7 +159,7 @@ def parse_annotations(source: Source) -> b.Batch:
                     row=i,
                     column=criterion,
                 )
-            ratings.append((str(sid), worker, criterion, score, work_time, assignment, i))
+            ratings.append((str(sid), worker, criterion, score, work_time, assignment, None, i))
 
     n = len({s.prompt for s in stories.values()})
     _first_conflict(

@@ -14,6 +14,7 @@ import duckdb
 import polars as pl
 
 from hanna_stats.store.db import read_sql
+from hanna_stats.store.scales import COUNTS, apply_scales, check_policy
 from hanna_stats.store.source import Source
 
 SYSTEMS = {"name": pl.String, "is_human": pl.Boolean, "position": pl.Int64}
@@ -37,13 +38,19 @@ MEASURES = {
     "criterion": pl.String,
     "variant": pl.String,
     "judge": pl.String,
+    "scale": pl.String,
     "scale_min": pl.Float64,
     "scale_max": pl.Float64,
     "position": pl.Int64,
     "source_name": pl.String,
 }
 RATERS = {"name": pl.String, "kind": pl.String}
-SCORES = {"item": pl.String, "measure": pl.String, "value": pl.Float64}
+SCORES = {
+    "item": pl.String,
+    "measure": pl.String,
+    "value": pl.Float64,
+    "row": pl.Int64,  # 1-based data row in the file, when known (named in errors)
+}
 RATINGS = {
     "item": pl.String,
     "rater": pl.String,
@@ -51,6 +58,7 @@ RATINGS = {
     "score": pl.Float64,
     "work_time_s": pl.Float64,
     "assignment": pl.String,
+    "answer": pl.String,  # the raw answer text of an LLM judge's try, when given
     "row": pl.Int64,  # 1-based data row in the file, when known (named in errors)
 }
 _MEASURE_ATTRIBUTES = [c for c in MEASURES if c != "name"]
@@ -89,6 +97,9 @@ class Batch:
     relative_positions : bool
         True: positions count from 0 within the file and new systems, inputs and measures are
         placed after those stored. False: positions are absolute (HANNA).
+    scale_policy : str
+        What :func:`write_batch` does with a non-human value outside its measure's scale, unless
+        the caller says otherwise (one of :data:`~hanna_stats.store.catalogue.SCALE_POLICIES`).
     """
 
     systems: pl.DataFrame
@@ -100,6 +111,7 @@ class Batch:
     ratings: pl.DataFrame
     replace_measures: bool = True
     relative_positions: bool = False
+    scale_policy: str = "error"
 
     @property
     def n_values(self) -> int:
@@ -164,9 +176,7 @@ def _check_items(con: duckdb.DuckDBPyConnection, source: Source) -> None:
 
 
 def _check_measures(con: duckdb.DuckDBPyConnection, source: Source) -> None:
-    """Refuse a measure whose kind differs from the stored one, and a rating outside its
-    measure's declared scale (bounds ``scale_min`` .. ``scale_max``: a Likert scale, whole
-    numbers only)."""
+    """Refuse a measure whose kind differs from the stored one."""
     clash = con.execute(
         """
         SELECT b.name, b.kind, m.kind FROM _hs_measures b JOIN measures m ON m.name = b.name
@@ -180,31 +190,6 @@ def _check_measures(con: duckdb.DuckDBPyConnection, source: Source) -> None:
             f"give it kind {stored!r} (tidy files: a `kind` column; rater rows make a measure "
             "'human') or ingest it under another name",
             column="kind",
-        )
-    off = con.execute(
-        """
-        WITH bounds AS (
-            SELECT b.name, coalesce(b.scale_min, m.scale_min) AS lo,
-                   coalesce(b.scale_max, m.scale_max) AS hi
-            FROM _hs_measures b LEFT JOIN measures m ON m.name = b.name
-            UNION ALL
-            SELECT name, scale_min, scale_max FROM measures
-            WHERE name NOT IN (SELECT name FROM _hs_measures)
-        )
-        SELECT b.row, b.item, b.rater, b.measure, b.score, s.lo, s.hi
-        FROM _hs_ratings b JOIN bounds s ON s.name = b.measure
-        WHERE s.lo IS NOT NULL AND s.hi IS NOT NULL
-          AND (b.score < s.lo OR b.score > s.hi OR b.score <> round(b.score))
-        ORDER BY b.row NULLS LAST, b.item, b.measure, b.rater LIMIT 1
-        """
-    ).fetchall()
-    if off:
-        row, item, rater, measure, score, lo, hi = off[0]
-        where = {"row": row} if row is not None else {}
-        raise source.error(
-            f"rating {score:g} of item {item!r} by rater {rater!r}: measure {measure!r} is "
-            f"rated on a Likert scale, whole numbers from {lo:g} to {hi:g}",
-            **where,
         )
 
 
@@ -273,8 +258,9 @@ def _upsert(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
     )
     con.execute(
         """
-        INSERT INTO ratings (item_id, rater_id, measure_id, score, work_time_s, assignment)
-        SELECT it.item_id, r.rater_id, m.measure_id, b.score, b.work_time_s, b.assignment
+        INSERT INTO ratings (item_id, rater_id, measure_id, score, work_time_s, assignment, answer)
+        SELECT it.item_id, r.rater_id, m.measure_id, b.score, b.work_time_s, b.assignment,
+               b.answer
         FROM _hs_ratings b
         JOIN items it ON it.name = b.item
         JOIN raters r ON r.name = b.rater
@@ -282,7 +268,8 @@ def _upsert(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
         ON CONFLICT (item_id, rater_id, measure_id) DO UPDATE SET
             score = excluded.score,
             work_time_s = excluded.work_time_s,
-            assignment = excluded.assignment
+            assignment = excluded.assignment,
+            answer = excluded.answer
         """
     )
 
@@ -331,10 +318,13 @@ ORDER BY item, measure, rater NULLS FIRST
 @dataclass(frozen=True)
 class WriteReport:
     """What :func:`write_batch` did: ``added`` counts per ``systems, inputs, items, measures,
-    values`` (new to the store), ``replaced`` the stored values it changed."""
+    values`` (new to the store), ``replaced`` the stored values it changed, ``scales`` the
+    scale checks per measure with a scale (``measure, policy, n_values, n_below, n_above,
+    n_not_whole, n_unparsed``; see :mod:`hanna_stats.store.scales`)."""
 
     added: dict[str, int]
     replaced: int
+    scales: pl.DataFrame
 
 
 def _check_study(con: duckdb.DuckDBPyConnection, source: Source, study: str, extend: bool) -> None:
@@ -377,6 +367,7 @@ def write_batch(
     study: str,
     extend: bool = False,
     replace: bool = False,
+    scale_policy: str | None = None,
 ) -> WriteReport:
     """Write ``batch`` and record ``source`` in ``ingests``, all in one transaction.
 
@@ -399,6 +390,10 @@ def write_batch(
         The study's name, recorded when the store has none yet.
     extend, replace : bool
         Allow another study into the store; allow changing stored values.
+    scale_policy : {"error", "missing", "clip", "keep"}, optional
+        What a non-human value outside its measure's scale does (default: the batch's own,
+        ``batch.scale_policy``); see :mod:`hanna_stats.store.scales`. The counts are recorded in
+        ``scale_checks``.
 
     Returns
     -------
@@ -408,10 +403,11 @@ def write_batch(
     ------
     InputError
         If the batch's items contradict items already stored, a measure's kind differs from the
-        stored one, a rating leaves its measure's Likert scale, the batch belongs to another
-        study, or it would replace values, as above; the store is then unchanged, as after any
-        other error.
+        stored one, a value leaves its measure's scale (human measures; others under the policy
+        ``error``), the batch belongs to another study, or it would replace values, as above;
+        the store is then unchanged, as after any other error.
     """
+    policy = check_policy(scale_policy or batch.scale_policy)
     frames = {
         "_hs_systems": batch.systems,
         "_hs_inputs": batch.inputs,
@@ -428,6 +424,17 @@ def write_batch(
         try:
             _check_items(con, source)
             _check_measures(con, source)
+            scores, ratings, scales = apply_scales(
+                con,
+                source,
+                batch.scores,
+                batch.ratings,
+                policy=policy,
+                batch_wins=batch.replace_measures,
+            )
+            for name, df in (("_hs_scores", scores), ("_hs_ratings", ratings)):
+                con.unregister(name)
+                con.register(name, df)
             _check_study(con, source, study, extend)
             replaced = _check_replacements(con, source, replace)
             added = {what: con.execute(q).fetchall()[0][0] for what, q in _ADDED.items()}
@@ -436,6 +443,8 @@ def write_batch(
                 "INSERT INTO ingests (source, sha256, format, n_values) VALUES (?, ?, ?, ?)",
                 [source.name, source.sha256, fmt, batch.n_values],
             )
+            if scales.height:
+                _record_scales(con, scales, source.sha256, fmt)
             con.execute(
                 "INSERT INTO study (name) SELECT ? WHERE NOT EXISTS (SELECT 1 FROM study)",
                 [study],
@@ -448,4 +457,21 @@ def write_batch(
     finally:
         for name in frames:
             con.unregister(name)
-    return WriteReport(added, replaced)
+    return WriteReport(added, replaced, scales)
+
+
+def _record_scales(
+    con: duckdb.DuckDBPyConnection, scales: pl.DataFrame, sha256: str, fmt: str
+) -> None:
+    """Upsert one ingest's scale counts into ``scale_checks`` (a few rows per measure)."""
+    columns = ", ".join(COUNTS)
+    updates = ", ".join(f"{c} = excluded.{c}" for c in ("policy", *COUNTS))
+    con.executemany(
+        f"INSERT INTO scale_checks (sha256, format, measure_id, policy, {columns}) "
+        f"SELECT ?, ?, measure_id, ?, {', '.join('?' * len(COUNTS))} FROM measures WHERE name = ? "
+        f"ON CONFLICT (sha256, format, measure_id) DO UPDATE SET {updates}",
+        [
+            [sha256, fmt, row["policy"], *(row[c] for c in COUNTS), row["measure"]]
+            for row in scales.iter_rows(named=True)
+        ],
+    )

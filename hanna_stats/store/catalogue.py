@@ -36,6 +36,17 @@ MODEL_COLUMN = "Model"
 
 # Measure kinds; the schema's CHECK constraint lists the same three.
 HUMAN, METRIC, LLM_JUDGE = "human", "metric", "llm-judge"
+# Scales a measure may declare (column measures.scale; NULL: none declared). Likert and integer
+# scales take whole numbers at rater level (item-level values are means, checked on bounds only).
+LIKERT, INTEGER, CONTINUOUS = "likert", "integer", "continuous"
+SCALES = (LIKERT, INTEGER, CONTINUOUS)
+# What an ingest does with a non-human value outside its measure's scale (human ratings: always
+# 'error'): refuse the file, store NULL, clip to the bounds (rounded on whole-number scales), or
+# keep it; every such value is counted in table scale_checks.
+SCALE_POLICIES = ("error", "missing", "clip", "keep")
+# HANNA's LLM file keeps its out-of-scale judge values: the TACL authors' correlations (their
+# notebook's Kendall tables, reproduced by tests/test_judges_tacl.py) use the values as published.
+JUDGE_SCALE_POLICY = "keep"
 
 _REFERENCE = {"Ξ": True, "¤": False}
 _FAMILY = {"§": "string", "ε": "embedding", "Δ": "model"}
@@ -83,6 +94,7 @@ def _criterion_row(name: str, abbreviation: str, position: int, header: str) -> 
         "criterion": name,
         "variant": None,
         "judge": None,
+        "scale": LIKERT,
         "scale_min": LIKERT_MIN,
         "scale_max": LIKERT_MAX,
         "position": position,
@@ -128,6 +140,7 @@ def classify(header: str, position: int) -> Column | None:
             "criterion": None,
             "variant": None,
             "judge": None,
+            "scale": None,
             "scale_min": None,
             "scale_max": None,
             "position": position,
@@ -149,10 +162,12 @@ def classify(header: str, position: int) -> Column | None:
             "criterion": criterion,
             "variant": m["variant"],
             "judge": m["judge"],
-            # Published values are means over generations in which an unparsable answer
-            # counted as -1 or 0, so they leave the 1..5 scale: no bounds are claimed.
-            "scale_min": None,
-            "scale_max": None,
+            # The judges answered on the 1..5 Likert scale; the published values are means of
+            # three tries (continuous), in which an unparsable answer counted as -1, so some
+            # leave the scale: the file's scale policy is 'keep' (see JUDGE_SCALE_POLICY).
+            "scale": CONTINUOUS,
+            "scale_min": LIKERT_MIN,
+            "scale_max": LIKERT_MAX,
             "position": position,
             "source_name": header,
         }

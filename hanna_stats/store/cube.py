@@ -50,12 +50,13 @@ def ingest_hanna_dir(
     *,
     extend: bool = False,
     replace: bool = False,
+    scale_policy: str | None = None,
 ) -> list[IngestSummary]:
     """Ingest the HANNA files found in ``data_dir`` into an open store.
 
     ``hanna_metric_scores.csv`` is required; ``hanna_metric_scores_llm.csv`` and
     ``hanna_stories_annotations.csv`` are ingested when present. Files already ingested are
-    skipped. ``extend`` and ``replace`` as in the ingest functions.
+    skipped. ``extend``, ``replace`` and ``scale_policy`` as in the ingest functions.
 
     Returns
     -------
@@ -79,7 +80,7 @@ def ingest_hanna_dir(
         (ANNOTATIONS_FILE, ingest_hanna_annotations),
     )
     return [
-        ingest(con, data_dir / name, extend=extend, replace=replace)
+        ingest(con, data_dir / name, extend=extend, replace=replace, scale_policy=scale_policy)
         for name, ingest in files
         if (data_dir / name).is_file()
     ]

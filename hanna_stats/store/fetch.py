@@ -171,7 +171,7 @@ def fetch_hanna(
     dest : str or Path, optional
         Target folder; default :func:`cache_dir`.
     local : str or Path, optional
-        Folder holding a copy of the files (e.g. ``../shared/data/hanna``): verify and copy
+        Folder holding a copy of the files (e.g. an offline copy): verify and copy
         them instead of downloading; nothing is fetched from the network.
     include_annotations : bool
         Also fetch ``hanna_stories_annotations.csv`` (raw rater-level annotations, commit

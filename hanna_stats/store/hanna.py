@@ -22,6 +22,7 @@ from hanna_stats.store import batch as b
 from hanna_stats.store.catalogue import (
     CRITERIA,
     HUMAN_SYSTEM,
+    JUDGE_SCALE_POLICY,
     LIKERT_MAX,
     LIKERT_MIN,
     MODEL_COLUMN,
@@ -264,6 +265,8 @@ def parse_metric_scores(source: Source, *, llm: bool = False) -> b.Batch:
     Batch
         Systems, inputs, items, the measure catalogue, item-level scores (criterion averages,
         metrics, LLM judges; NaN or null = missing is stored as NULL) and judge-slot ratings.
+        The LLM file's scale policy is ``keep`` (:data:`~hanna_stats.store.catalogue.
+        JUDGE_SCALE_POLICY`): its judge values below 1 are stored as published, and counted.
 
     Raises
     ------
@@ -292,4 +295,13 @@ def parse_metric_scores(source: Source, *, llm: bool = False) -> b.Batch:
     ratings = _slot_ratings(source, wide, item_names)
     slots = ratings["rater"].unique(maintain_order=True).to_list()
     raters = b.frame(b.RATERS, {"name": slots, "kind": ["slot"] * len(slots)})
-    return b.Batch(systems, inputs, items, measures, raters, scores, ratings)
+    return b.Batch(
+        systems,
+        inputs,
+        items,
+        measures,
+        raters,
+        scores,
+        ratings,
+        scale_policy=JUDGE_SCALE_POLICY if llm else "error",
+    )

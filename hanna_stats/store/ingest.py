@@ -11,9 +11,14 @@ Every ingest
    store is exactly as before;
 4. keeps one study per store: a file none of whose inputs the store holds is refused unless
    ``extend=True``, and one that would change stored values unless ``replace=True`` (see
-   :func:`~hanna_stats.store.batch.write_batch`); the summary says what was added and replaced.
+   :func:`~hanna_stats.store.batch.write_batch`); the summary says what was added and replaced;
+5. checks every value against its measure's scale (:mod:`hanna_stats.store.scales`): a human
+   value off its scale is refused; any other follows ``scale_policy`` (``error``, ``missing``,
+   ``clip`` or ``keep``; default: ``keep`` for HANNA's LLM file, whose authors used the values
+   as published, ``error`` for the others); the counts are stored and summarised.
 
-Every ingest function takes ``extend`` and ``replace`` (keyword-only, default False).
+Every ingest function takes ``extend``, ``replace`` (default False) and ``scale_policy``
+(default None: the format's own), keyword-only.
 """
 
 from __future__ import annotations
@@ -23,10 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
+import polars as pl
 
 from hanna_stats.store.annotations import parse_annotations
 from hanna_stats.store.batch import Batch, write_batch
 from hanna_stats.store.hanna import parse_metric_scores
+from hanna_stats.store.scales import COUNTS
 from hanna_stats.store.source import Source, read_source
 from hanna_stats.store.tidy import parse_tidy
 
@@ -58,6 +65,9 @@ class IngestSummary:
         What was new to the store: numbers of ``systems, inputs, items, measures, values``.
     replaced : int
         Stored values changed (only with ``replace=True``).
+    scales : polars.DataFrame or None
+        Per measure with a scale: the policy and the numbers of values, below, above, not whole
+        and unparsed (table ``scale_checks``); None when skipped.
     """
 
     source: str
@@ -67,6 +77,7 @@ class IngestSummary:
     skipped: bool
     added: dict[str, int] = field(default_factory=dict)
     replaced: int = 0
+    scales: pl.DataFrame | None = None
 
     def __str__(self) -> str:
         if self.skipped:
@@ -74,8 +85,21 @@ class IngestSummary:
         added = ", ".join(f"{n:,} {what}" for what, n in self.added.items())
         return (
             f"{self.source}: {self.format}, {self.n_values:,} values; new to the store: "
-            f"{added}; replaced: {self.replaced:,} values"
+            f"{added}; replaced: {self.replaced:,} values{self._scale_note()}"
         )
+
+    def _scale_note(self) -> str:
+        """'; off scale: ...' per policy, when any value was off its scale or unparsed."""
+        if self.scales is None or self.scales.is_empty():
+            return ""
+        totals = self.scales.group_by("policy").agg(pl.col(COUNTS[1:]).sum()).sort("policy")
+        parts = [
+            f"{below:,} below, {above:,} above, {not_whole:,} not whole, {unparsed:,} unparsed "
+            f"(policy {policy})"
+            for policy, below, above, not_whole, unparsed in totals.iter_rows()
+            if below or above or not_whole or unparsed
+        ]
+        return "; off scale: " + "; ".join(parts) if parts else ""
 
 
 def _ingest(
@@ -87,6 +111,7 @@ def _ingest(
     study: str,
     extend: bool,
     replace: bool,
+    scale_policy: str | None,
 ) -> IngestSummary:
     source = read_source(path)
     done = con.execute(
@@ -96,15 +121,34 @@ def _ingest(
         return IngestSummary(source.name, fmt, source.sha256, 0, True)
     batch = parse(source)
     report = write_batch(
-        con, batch, source, fmt, study=study or source.path.stem, extend=extend, replace=replace
+        con,
+        batch,
+        source,
+        fmt,
+        study=study or source.path.stem,
+        extend=extend,
+        replace=replace,
+        scale_policy=scale_policy,
     )
     return IngestSummary(
-        source.name, fmt, source.sha256, batch.n_values, False, report.added, report.replaced
+        source.name,
+        fmt,
+        source.sha256,
+        batch.n_values,
+        False,
+        report.added,
+        report.replaced,
+        report.scales,
     )
 
 
 def ingest_hanna_metric_scores(
-    con: duckdb.DuckDBPyConnection, path: str | Path, *, extend: bool = False, replace: bool = False
+    con: duckdb.DuckDBPyConnection,
+    path: str | Path,
+    *,
+    extend: bool = False,
+    replace: bool = False,
+    scale_policy: str | None = None,
 ) -> IngestSummary:
     """Ingest ``hanna_metric_scores.csv``.
 
@@ -136,11 +180,17 @@ def ingest_hanna_metric_scores(
         study=HANNA,
         extend=extend,
         replace=replace,
+        scale_policy=scale_policy,
     )
 
 
 def ingest_hanna_llm(
-    con: duckdb.DuckDBPyConnection, path: str | Path, *, extend: bool = False, replace: bool = False
+    con: duckdb.DuckDBPyConnection,
+    path: str | Path,
+    *,
+    extend: bool = False,
+    replace: bool = False,
+    scale_policy: str | None = None,
 ) -> IngestSummary:
     """Ingest ``hanna_metric_scores_llm.csv`` (TACL 2024 follow-up of HANNA).
 
@@ -178,11 +228,17 @@ def ingest_hanna_llm(
         study=HANNA,
         extend=extend,
         replace=replace,
+        scale_policy=scale_policy,
     )
 
 
 def ingest_hanna_annotations(
-    con: duckdb.DuckDBPyConnection, path: str | Path, *, extend: bool = False, replace: bool = False
+    con: duckdb.DuckDBPyConnection,
+    path: str | Path,
+    *,
+    extend: bool = False,
+    replace: bool = False,
+    scale_policy: str | None = None,
 ) -> IngestSummary:
     """Ingest the raw rater-level file ``hanna_stories_annotations.csv``.
 
@@ -219,6 +275,7 @@ def ingest_hanna_annotations(
         study=HANNA,
         extend=extend,
         replace=replace,
+        scale_policy=scale_policy,
     )
 
 
@@ -230,6 +287,7 @@ def ingest_tidy(
     study: str | None = None,
     extend: bool = False,
     replace: bool = False,
+    scale_policy: str | None = None,
 ) -> IngestSummary:
     """Ingest a tidy score file (CSV or Parquet) of any study.
 
@@ -265,4 +323,5 @@ def ingest_tidy(
         study=study,
         extend=extend,
         replace=replace,
+        scale_policy=scale_policy,
     )

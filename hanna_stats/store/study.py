@@ -59,14 +59,15 @@ UNION ALL SELECT -1, -1, s, NULL, name, is_human FROM ss
 
 _MEASURES = """
 SELECT name AS measure, kind, coalesce(family, '') AS family, reference_based, symbol,
-       abbreviation, criterion, variant, judge, scale_min, scale_max, position
+       abbreviation, criterion, variant, judge, scale, scale_min, scale_max, position
 FROM measures ORDER BY position NULLS LAST, name
 """
 
-# Rater-level ratings of the human criteria, one row per rating. For each item and criterion,
-# the ratings of identified raters (kind 'person') when it has any, else those of judge slots
-# (the rule of view story_scores: no rating counted twice). rater_column: the rating's 0-based
-# position among the item's ratings (slots by slot number, persons by rater_id).
+# Rater-level values of every measure (human ratings, LLM-judge tries), one row per value with a
+# score. For each item and measure, the ratings of identified raters (kind 'person') when it has
+# any, else those of judge slots (the rule of view story_scores: no rating counted twice).
+# rater_column: the rating's 0-based position among the item's ratings (slots by slot number,
+# persons by rater_id).
 _RATINGS = r"""
 WITH r AS (
     SELECT ra.item_id, ra.measure_id, ra.rater_id, rt.name AS rater, rt.kind AS rater_kind,
@@ -74,8 +75,7 @@ WITH r AS (
            bool_or(rt.kind = 'person') OVER (PARTITION BY ra.item_id, ra.measure_id) AS has_person
     FROM ratings ra
     JOIN raters rt USING (rater_id)
-    JOIN measures m USING (measure_id)
-    WHERE m.kind = 'human'
+    WHERE ra.score IS NOT NULL
 ),
 chosen AS (
     SELECT *, row_number() OVER (
@@ -86,14 +86,26 @@ chosen AS (
        ) - 1 AS rater_column
     FROM r WHERE rater_kind = 'person' OR NOT has_person
 )
-SELECT m.name AS criterion, c.item_id, inp.name AS input, sy.name AS system, sy.is_human,
-       c.rater_kind, c.score, c.rater_column
+SELECT m.name AS measure, m.kind, c.item_id, inp.name AS input, sy.name AS system,
+       sy.is_human, c.rater, c.rater_kind, c.score, c.rater_column
 FROM chosen c
 JOIN measures m USING (measure_id)
 JOIN items it USING (item_id)
 JOIN inputs inp USING (input_id)
 JOIN systems sy USING (system_id)
 ORDER BY m.position NULLS LAST, m.name, c.item_id, c.rater_column
+"""
+
+# What the ingests found outside the measures' scales, per measure (table scale_checks).
+_SCALE_CHECKS = """
+SELECT m.name AS measure, m.kind, m.judge, m.variant, m.criterion, m.scale, m.scale_min,
+       m.scale_max, string_agg(DISTINCT c.policy, ', ' ORDER BY c.policy) AS policy,
+       sum(c.n_values)::BIGINT AS n_values, sum(c.n_below)::BIGINT AS n_below,
+       sum(c.n_above)::BIGINT AS n_above, sum(c.n_not_whole)::BIGINT AS n_not_whole,
+       sum(c.n_unparsed)::BIGINT AS n_unparsed
+FROM scale_checks c JOIN measures m USING (measure_id)
+GROUP BY ALL
+ORDER BY any_value(m.position) NULLS LAST, measure
 """
 
 _COUNTS = """
@@ -149,14 +161,18 @@ class Study:
         Shape (S,), bool: systems flagged human-written (HANNA: ``Human``).
     catalogue : polars.DataFrame
         One row per measure of axis 0, same order: ``measure, kind, family, reference_based,
-        symbol, abbreviation, criterion, variant, judge, scale_min, scale_max, position``
+        symbol, abbreviation, criterion, variant, judge, scale, scale_min, scale_max, position``
         (an LLM judge's measure names its ``judge``, the ``criterion`` it rates and its prompt
         ``variant``).
     ratings : polars.DataFrame
-        Rater-level ratings of the human criteria, one row per rating: ``criterion, item_id,
-        input, system, is_human, rater_kind, score, rater_column`` (identified raters before judge
-        slots, per item, as ``story_scores``), ordered by criterion, item, column. Empty when the
-        store has none.
+        Rater-level values of every measure (a person's rating, an LLM judge's try), one row per
+        value with a score: ``measure, kind, item_id, input, system, is_human, rater,
+        rater_kind, score, rater_column`` (identified raters before judge slots, per item, as
+        ``story_scores``), ordered by measure, item, column. Empty when the store has none.
+    scale_checks : polars.DataFrame
+        Per measure that an ingest checked against a scale: ``measure, kind, judge, variant,
+        criterion, scale, scale_min, scale_max, policy, n_values, n_below, n_above, n_not_whole,
+        n_unparsed`` (summed over ingests; see :mod:`hanna_stats.store.scales`).
     counts, families, sources : polars.DataFrame
         What the store holds (``what, n``), the measure catalogue by kind and family, and the
         ingested files (``file, format, sha256, n_values``).
@@ -170,6 +186,7 @@ class Study:
     is_human: np.ndarray
     catalogue: pl.DataFrame
     ratings: pl.DataFrame
+    scale_checks: pl.DataFrame
     counts: pl.DataFrame
     families: pl.DataFrame
     sources: pl.DataFrame
@@ -318,6 +335,7 @@ def load_study(con: duckdb.DuckDBPyConnection) -> Study:
         is_human=np.array([bool(h) for h in np.ma.getdata(rows["is_human"])[systems]]),
         catalogue=catalogue,
         ratings=con.sql(_RATINGS).pl(),
+        scale_checks=con.sql(_SCALE_CHECKS).pl(),
         counts=con.sql(_COUNTS).pl(),
         families=con.sql(_FAMILIES).pl(),
         sources=con.sql(_SOURCES).pl(),
@@ -352,7 +370,7 @@ def open_study(source: str | Path, *, human_system: str | None = None) -> Study:
     --------
     >>> from hanna_stats import open_study                              # doctest: +SKIP
     >>> from hanna_stats.analyses.correlations import correlate         # doctest: +SKIP
-    >>> study = open_study("../shared/data/hanna")                      # doctest: +SKIP
+    >>> study = open_study("path/to/hanna")                      # doctest: +SKIP
     >>> correlate(study, level="system", method="kendall")              # doctest: +SKIP
     """
     from hanna_stats.store.ingest import ingest_tidy

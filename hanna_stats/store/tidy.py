@@ -1,13 +1,27 @@
 """Parse and validate a generic tidy score file (CSV or Parquet) into a batch.
 
-Columns: ``item``, ``input``, ``system``, ``measure``, ``value`` and optionally ``rater`` and
-``kind``; other columns are ignored. One row per value. Rows with a rater are human ratings
-(table ``ratings``); rows without one are item-level scores (table ``scores``). A measure's kind
-is its ``kind`` cell (``human``, ``metric`` or ``llm-judge``; the same on all its rows) or, where
-the column is absent or empty, ``human`` if it has rater rows and ``metric`` otherwise; item-level
-human scores (averaged expert ratings) thus need ``kind`` = ``human``. Measures already in the
-store keep their catalogue attributes, and must keep their kind. This loads other
-meta-evaluation studies (SummEval, WMT, ...).
+Columns: ``item``, ``input``, ``system``, ``measure``, ``value``; optional ones below; other
+columns are ignored. One row per value. Rows with a ``rater`` are rater-level values (table
+``ratings``): a person's rating of a human criterion, or one try of an LLM judge (a judge's
+repeated tries are its raters: rater ``1``, ``2``, ...); rows without one are item-level scores
+(table ``scores``). An item's value of a measure with raters is the mean of its raters.
+
+Optional columns describing the measure (the same on every row of a measure; empty = not
+given):
+
+- ``kind``: ``human``, ``metric`` or ``llm-judge``. Where not given: ``llm-judge`` if the
+  measure names a ``judge``, else ``human`` if it has rater rows, else ``metric``; item-level
+  human scores (averaged expert ratings) thus need ``kind`` = ``human``. Metrics take no rater.
+- ``criterion``: the human criterion an LLM-judge measure rates (the name of a human measure).
+- ``judge``: the LLM judge (e.g. ``Beluga-13B``); ``prompt_variant``: its prompt (e.g. ``1``).
+- ``scale`` (``likert``, ``integer`` or ``continuous``), ``scale_min``, ``scale_max``: the
+  measure's scale (see :mod:`hanna_stats.store.scales`; bounds without a scale: Likert).
+
+Per-try judge answers: one row per item, judge measure and try, ``rater`` = the try, ``value``
+= the rating read from the answer (empty when the answer held none), ``answer`` = the raw answer
+text (optional; rater rows only). A human rating needs a value; a judge's try needs a value or an
+answer. Measures already in the store keep their catalogue attributes, and must keep their kind.
+This loads other meta-evaluation studies (SummEval, WMT, ...).
 """
 
 from __future__ import annotations
@@ -17,12 +31,21 @@ import io
 import polars as pl
 
 from hanna_stats.store import batch as b
-from hanna_stats.store.catalogue import HUMAN, LLM_JUDGE, METRIC
+from hanna_stats.store.catalogue import HUMAN, LIKERT, LLM_JUDGE, METRIC, SCALES
 from hanna_stats.store.source import Source, csv_records, require_columns
 
 KEYS = ["item", "input", "system", "measure"]
-RATER, VALUE, KIND = "rater", "value", "kind"
+RATER, VALUE, KIND, ANSWER = "rater", "value", "kind", "answer"
 KINDS = (HUMAN, METRIC, LLM_JUDGE)
+#: Optional text columns describing a measure -> catalogue column.
+DESCRIBING = {
+    KIND: "kind",
+    "criterion": "criterion",
+    "judge": "judge",
+    "prompt_variant": "variant",
+    "scale": "scale",
+}
+BOUNDS = ("scale_min", "scale_max")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 
 
@@ -58,23 +81,25 @@ def _text_column(source: Source, df: pl.DataFrame, name: str, *, required: bool)
     return series
 
 
-def _values(source: Source, df: pl.DataFrame) -> pl.Series:
-    """The value column as float64, NaN as null; text that is not a number is refused."""
-    raw = df[VALUE]
+def _numbers(source: Source, df: pl.DataFrame, column: str = VALUE) -> pl.Series:
+    """A numeric column as float64, NaN as null; text that is not a number is refused."""
+    raw = df[column]
     if raw.dtype == pl.String:
         cleaned = raw.str.strip_chars()
         values = cleaned.cast(pl.Float64, strict=False)
         bad = values.is_null() & cleaned.is_not_null() & (cleaned != "")
         if bad.any():
             row = int(bad.arg_true()[0])
-            raise source.error(f"expected a number, got {raw[row]!r}", row=row + 1, column=VALUE)
-    elif raw.dtype.is_numeric():
+            raise source.error(f"expected a number, got {raw[row]!r}", row=row + 1, column=column)
+    elif raw.dtype.is_numeric() or raw.dtype == pl.Null:
         values = raw.cast(pl.Float64)
     else:
-        raise source.error(f"expected numbers, got {raw.dtype}", column=VALUE)
+        raise source.error(f"expected numbers, got {raw.dtype}", column=column)
     if values.is_infinite().any():
         row = int(values.is_infinite().arg_true()[0])
-        raise source.error(f"expected a finite number, got {raw[row]!r}", row=row + 1, column=VALUE)
+        raise source.error(
+            f"expected a finite number, got {raw[row]!r}", row=row + 1, column=column
+        )
     return values.fill_nan(None)
 
 
@@ -102,44 +127,91 @@ def _check_functional(source: Source, df: pl.DataFrame, key: list[str], value: l
         )
 
 
-def _kinds(source: Source, df: pl.DataFrame, rated: pl.DataFrame) -> dict[str, str]:
-    """Each measure's kind: declared in the ``kind`` column, else inferred from the rows with a
-    rater (``rated``; see the module)."""
-    declared = df.filter(pl.col(KIND).is_not_null())
-    unknown = _first_row(declared, ~pl.col(KIND).is_in(KINDS))
-    if unknown is not None:
-        allowed = ", ".join(map(repr, KINDS))
-        raise source.error(
-            f"unknown kind {unknown[KIND]!r}; expected one of {allowed}",
-            row=unknown["row"],
-            column=KIND,
-        )
-    clash = _first_row(declared, pl.col(KIND).n_unique().over("measure") > 1)
+def _per_measure(source: Source, df: pl.DataFrame, column: str) -> dict[str, object]:
+    """Each measure's value of a describing ``column`` (measures without one left out);
+    refused where a measure has two values."""
+    declared = df.filter(pl.col(column).is_not_null())
+    clash = _first_row(declared, pl.col(column).n_unique().over("measure") > 1)
     if clash is not None:
         first = _first_row(declared, pl.col("measure") == clash["measure"])
         other = _first_row(
-            declared, (pl.col("measure") == clash["measure"]) & (pl.col(KIND) != first[KIND])
+            declared, (pl.col("measure") == clash["measure"]) & (pl.col(column) != first[column])
         )
         raise source.error(
-            f"measure {clash['measure']!r} has kind {other[KIND]!r} here but {first[KIND]!r} "
-            f"in row {first['row']}",
+            f"measure {clash['measure']!r} has {column} {other[column]!r} here but "
+            f"{first[column]!r} in row {first['row']}",
             row=other["row"],
-            column=KIND,
+            column=column,
         )
-    rated_metric = _first_row(declared, pl.col(RATER).is_not_null() & (pl.col(KIND) != HUMAN))
-    if rated_metric is not None:
+    return dict(declared.select("measure", column).unique("measure").iter_rows())
+
+
+def _check_choices(source: Source, df: pl.DataFrame, column: str, choices: tuple) -> None:
+    unknown = _first_row(df, pl.col(column).is_not_null() & ~pl.col(column).is_in(choices))
+    if unknown is not None:
+        allowed = ", ".join(map(repr, choices))
         raise source.error(
-            f"a rater-level value of measure {rated_metric['measure']!r}, of kind "
-            f"{rated_metric[KIND]!r}: rows with a rater are human ratings (kind 'human')",
-            row=rated_metric["row"],
+            f"unknown {column} {unknown[column]!r}; expected one of {allowed}",
+            row=unknown["row"],
+            column=column,
+        )
+
+
+def _describe(source: Source, df: pl.DataFrame) -> pl.DataFrame:
+    """The catalogue rows of the file's measures (name, kind, criterion, judge, variant, scale,
+    bounds), checked; kinds inferred where not given (see the module)."""
+    _check_choices(source, df, KIND, KINDS)
+    _check_choices(source, df, "scale", SCALES)
+    given = {c: _per_measure(source, df, c) for c in (*DESCRIBING, *BOUNDS)}
+    human = set(df.filter(pl.col(RATER).is_not_null())["measure"].unique().to_list())
+    names = df["measure"].unique(maintain_order=True).to_list()
+
+    def kind(m: str) -> str:
+        if m in given[KIND]:
+            return given[KIND][m]
+        return LLM_JUDGE if m in given["judge"] else HUMAN if m in human else METRIC
+
+    rows = {
+        "name": names,
+        **{target: [given[c].get(m) for m in names] for c, target in DESCRIBING.items()},
+        **{c: [given[c].get(m) for m in names] for c in BOUNDS},
+        "kind": [kind(m) for m in names],
+    }
+    measures = pl.DataFrame(rows).with_columns(
+        scale=pl.when(
+            pl.col("scale").is_null()
+            & pl.col(BOUNDS[0]).is_not_null()
+            & pl.col(BOUNDS[1]).is_not_null()
+        )
+        .then(pl.lit(LIKERT))
+        .otherwise(pl.col("scale"))
+    )
+    first_row = dict(df.group_by("measure").agg(pl.col("row").min()).iter_rows())
+    for m, scale, lo, hi in measures.select("name", "scale", *BOUNDS).iter_rows():
+        if scale == LIKERT and (lo is None or hi is None):
+            raise source.error(
+                f"measure {m!r}: a Likert scale needs scale_min and scale_max",
+                row=first_row[m],
+                column="scale",
+            )
+        if lo is not None and hi is not None and lo >= hi:
+            raise source.error(
+                f"measure {m!r}: scale_min {lo:g} is not below scale_max {hi:g}",
+                row=first_row[m],
+                column="scale_max",
+            )
+    rated = df.filter(pl.col(RATER).is_not_null())
+    kinds = dict(measures.select("name", "kind").iter_rows())
+    metric = _first_row(rated, pl.col("measure").replace_strict(kinds) == METRIC)
+    if metric is not None:
+        raise source.error(
+            f"a rater-level value of measure {metric['measure']!r}, of kind 'metric': rows with "
+            "a rater are ratings of a human criterion or tries of an LLM judge (kind 'human' or "
+            "'llm-judge')",
+            row=metric["row"],
             column=KIND,
         )
-    human = set(rated["measure"].unique().to_list())
-    kinds = dict(declared.select("measure", KIND).unique("measure").iter_rows())
-    return {
-        m: kinds.get(m, HUMAN if m in human else METRIC)
-        for m in df["measure"].unique(maintain_order=True)
-    }
+    return measures
 
 
 def _ordered(series: pl.Series) -> list[str]:
@@ -167,35 +239,39 @@ def parse_tidy(source: Source, *, human_system: str | None = None) -> b.Batch:
     Raises
     ------
     InputError
-        Missing column, no data rows, a missing key, a non-numeric value, an unknown kind or a
-        measure with two kinds, a kind other than human on a rater row, a rating without a
-        value, a duplicate row (item, measure[, rater]), an item with two (input, system), an
-        (input, system) with two items, a measure named like a key column of ``scores_wide``, or
-        ``human_system`` absent.
+        Missing column, no data rows, a missing key, a non-numeric value or bound, an unknown
+        kind or scale, a measure with two kinds (or two of any describing value), a rater row of
+        a metric, a human rating without a value, a judge's try with neither value nor answer,
+        an answer without a rater, a Likert scale without bounds, a duplicate row (item,
+        measure[, rater]), an item with two (input, system), an (input, system) with two items,
+        a measure named like a key column of ``scores_wide``, or ``human_system`` absent.
     """
     df = _read(source)
     require_columns(source, df.columns, [*KEYS, VALUE])
     if df.height == 0:
         raise source.error("no data rows (only a header)")
-    has_rater = RATER in df.columns
     columns = {name: _text_column(source, df, name, required=True) for name in KEYS}
-    columns[RATER] = (
-        _text_column(source, df, RATER, required=False)
-        if has_rater
-        else pl.Series(RATER, [None] * df.height, pl.String)
-    )
-    columns[KIND] = (
-        _text_column(source, df, KIND, required=False)
-        if KIND in df.columns
-        else pl.Series(KIND, [None] * df.height, pl.String)
-    )
-    columns[VALUE] = _values(source, df)
+    for name in (RATER, ANSWER, *DESCRIBING):
+        columns[name] = (
+            _text_column(source, df, name, required=False)
+            if name in df.columns
+            else pl.Series(name, [None] * df.height, pl.String)
+        )
+    for name in (VALUE, *BOUNDS):
+        columns[name] = (
+            _numbers(source, df, name)
+            if name in df.columns
+            else pl.Series(name, [None] * df.height, pl.Float64)
+        )
     df = pl.DataFrame(columns).with_row_index("row", offset=1)
 
-    rated = df.filter(pl.col(RATER).is_not_null())
-    missing = _first_row(rated, pl.col(VALUE).is_null())
-    if missing is not None:
-        raise source.error("a rating needs a value", row=missing["row"], column=VALUE)
+    stray = _first_row(df, pl.col(ANSWER).is_not_null() & pl.col(RATER).is_null())
+    if stray is not None:
+        raise source.error(
+            "an answer belongs to a rater-level row (one try of a judge): give its rater",
+            row=stray["row"],
+            column=RATER,
+        )
     reserved = _first_row(df, pl.col("measure").is_in(b.WIDE_RESERVED))
     if reserved is not None:
         raise source.error(
@@ -211,7 +287,19 @@ def parse_tidy(source: Source, *, human_system: str | None = None) -> b.Batch:
         raise source.error(f"human system {human_system!r} not found", column="system")
 
     inputs = _ordered(df["input"])
-    kinds = _kinds(source, df, rated)
+    measures = _describe(source, df)
+    kinds = dict(measures.select("name", "kind").iter_rows())
+    rated = df.filter(pl.col(RATER).is_not_null())
+    missing = _first_row(
+        rated,
+        pl.col(VALUE).is_null()
+        & (pl.col(ANSWER).is_null() | (pl.col("measure").replace_strict(kinds) == HUMAN)),
+    )
+    if missing is not None:
+        need = "a rating needs a value" + (
+            "" if kinds[missing["measure"]] == HUMAN else " (a judge's try: or its answer)"
+        )
+        raise source.error(need, row=missing["row"], column=VALUE)
     items = (
         df.group_by("item", maintain_order=True)
         .agg(pl.col("input").first(), pl.col("system").first(), pl.col("row").first())
@@ -230,21 +318,18 @@ def parse_tidy(source: Source, *, human_system: str | None = None) -> b.Batch:
         inputs=b.frame(b.INPUTS, {"name": inputs, "position": list(range(len(inputs)))}),
         items=b.frame(b.ITEMS, items.to_dict()),
         measures=b.frame(
-            b.MEASURES,
-            {
-                "name": list(kinds),
-                "kind": list(kinds.values()),
-                "position": list(range(len(kinds))),
-            },
+            b.MEASURES, measures.with_row_index("position").cast({"position": pl.Int64}).to_dict()
         ),
         raters=b.frame(
             b.RATERS,
             {"name": _ordered(rated[RATER]), "kind": ["person"] * rated[RATER].n_unique()},
         ),
-        scores=b.frame(b.SCORES, scores.select("item", "measure", VALUE).to_dict()),
+        scores=b.frame(b.SCORES, scores.select("item", "measure", VALUE, "row").to_dict()),
         ratings=b.frame(
             b.RATINGS,
-            rated.select("item", RATER, "measure", pl.col(VALUE).alias("score"), "row").to_dict(),
+            rated.select(
+                "item", RATER, "measure", pl.col(VALUE).alias("score"), ANSWER, "row"
+            ).to_dict(),
         ),
         replace_measures=False,
         relative_positions=True,
