@@ -549,9 +549,10 @@ def _commands() -> tuple[Command, ...]:
             "user-study",
             "agreement of the raters of the TACL 2024 user study on LLM judges' explanations",
             "Gwet's AC1, Fleiss' kappa and Krippendorff's alpha (nominal) of the 3 raters' 0/1 "
-            "flags, per issue, with Student-t intervals for AC1 and kappa (irrCAC's). FILE "
-            "defaults to user_study.csv in the HANNA data folder (--data DIR, else "
-            "$HANNA_DATA, else the fetch-data cache).",
+            "flags, per issue, with Student-t intervals for AC1 and kappa (irrCAC's) and a "
+            "percentile bootstrap interval over items for alpha (--resamples draws from "
+            "--seed). FILE defaults to user_study.csv in the HANNA data folder (--data DIR, "
+            "else $HANNA_DATA, else the fetch-data cache).",
             (
                 opt(
                     "file",
@@ -563,6 +564,8 @@ def _commands() -> tuple[Command, ...]:
                 ),
                 opt("--data", type=Path, metavar="DIR", keyword=False, help="HANNA data folder"),
                 CONFIDENCE,
+                RESAMPLES,
+                SEED,
             ),
             _cmd_user_study,
             source=False,

@@ -13,7 +13,14 @@ import math
 import numpy as np
 import polars as pl
 
-from hanna_stats.kernels import check_confidence, fleiss_kappa, gwet_ac, krippendorff_alpha
+from hanna_stats.kernels import (
+    check_confidence,
+    check_count,
+    check_seed,
+    fleiss_kappa,
+    gwet_ac,
+    krippendorff_alpha,
+)
 from hanna_stats.store.user_study import ISSUES
 
 #: The coefficients, in the order of the output rows of each issue.
@@ -73,7 +80,7 @@ def _items_by_raters(part: pl.DataFrame) -> np.ndarray:
     return wide
 
 
-def _issue_rows(wide: np.ndarray, confidence: float) -> list[dict]:
+def _issue_rows(wide: np.ndarray, confidence: float, resamples: int, seed: int) -> list[dict]:
     """One row per coefficient for one issue's (items x raters) flags."""
     common = {
         "percent_flagged": 100.0 * float(np.nanmean(wide)),
@@ -96,20 +103,35 @@ def _issue_rows(wide: np.ndarray, confidence: float) -> list[dict]:
                 "observed_agreement": res.observed_agreement,
             }
         )
-    alpha = krippendorff_alpha(wide.T, level_of_measurement="nominal")
+    alpha = krippendorff_alpha(
+        wide.T,
+        level_of_measurement="nominal",
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+    )
     observed = 1.0 - alpha.observed_disagreement if alpha.n_units else math.nan
+    low, high = alpha.confidence_interval
     rows.append(
         common
         | {
             "coefficient": "krippendorff_alpha",
             "statistic": alpha.statistic,
+            "ci_low": low,
+            "ci_high": high,
             "observed_agreement": observed,
         }
     )
     return rows
 
 
-def user_study_agreement(annotations: pl.DataFrame, *, confidence: float = 0.95) -> pl.DataFrame:
+def user_study_agreement(
+    annotations: pl.DataFrame,
+    *,
+    confidence: float = 0.95,
+    resamples: int = 1000,
+    seed: int = 0,
+) -> pl.DataFrame:
     """Chance-corrected agreement of the user-study raters on each issue: AC1, kappa, alpha.
 
     For each issue, the 0/1 flags form an items x raters table (HANNA: 100 explanations x 3
@@ -124,8 +146,13 @@ def user_study_agreement(annotations: pl.DataFrame, *, confidence: float = 0.95)
 
     AC1 and kappa come with Gwet's linearisation standard error (irrCAC, infinite population)
     and the interval ``coef -+ t_{(1+c)/2, n-1} SE``, n the items, cut to [-1, 1]
-    (:func:`~hanna_stats.kernels.gwet_ac`, :func:`~hanna_stats.kernels.fleiss_kappa`); alpha
-    has no interval here (null ``ci_low``, ``ci_high``, ``standard_error``).
+    (:func:`~hanna_stats.kernels.gwet_ac`, :func:`~hanna_stats.kernels.fleiss_kappa`). Alpha
+    has a percentile bootstrap interval over items (``resamples`` draws of the items with
+    replacement from ``numpy.random.default_rng(seed)``, the same draws for issues with as many
+    items; see :func:`~hanna_stats.kernels.krippendorff_alpha`) and no standard error (null
+    ``standard_error``). The bootstrap is not Krippendorff's own (Hayes & Krippendorff 2007):
+    it resamples whole items; resamples where alpha is undefined (every drawn flag equal) are
+    left out of the interval.
 
     Parameters
     ----------
@@ -134,7 +161,12 @@ def user_study_agreement(annotations: pl.DataFrame, *, confidence: float = 0.95)
         ``issue`` and ``flag`` (0/1) at least, one row per (item, rater, issue). An item may
         lack a rater (missing ratings are allowed by all three coefficients).
     confidence : float
-        Level of the AC1 and kappa intervals.
+        Level of the AC1, kappa and alpha intervals.
+    resamples : int
+        Bootstrap resamples of alpha's interval, in [1, 1,000,000].
+    seed : int
+        Seed of alpha's bootstrap draws, an int in [0, 2**63) (default 0: the table is
+        reproducible).
 
     Returns
     -------
@@ -152,15 +184,17 @@ def user_study_agreement(annotations: pl.DataFrame, *, confidence: float = 0.95)
     ------
     ValueError
         ``annotations`` not a DataFrame, lacking a column, with nulls, a flag other than 0/1
-        or two flags of one (item, rater, issue); ``confidence`` outside (0, 1).
+        or two flags of one (item, rater, issue); ``confidence`` outside (0, 1); bad
+        ``resamples`` or ``seed``.
 
     Notes
     -----
     An issue whose flags are all identical (HANNA: nobody flagged ``incorrectness``) has no
     chance-corrected agreement: kappa and alpha are NaN (chance agreement ``p_e = 1``,
-    expected disagreement 0). AC1 stays defined there, as in the kernel and irrCAC: with two
-    categories its chance agreement ``p_e = sum_k pi_k (1 - pi_k)`` is 0 when one category has
-    all the ratings, so AC1 = ``p_a`` = 1 with standard error 0 and interval (1, 1).
+    expected disagreement 0), and so are their intervals. AC1 stays defined there, as in the
+    kernel and irrCAC: with two categories its chance agreement ``p_e = sum_k pi_k (1 - pi_k)``
+    is 0 when one category has all the ratings, so AC1 = ``p_a`` = 1 with standard error 0 and
+    interval (1, 1).
 
     On HANNA's ``user_study.csv`` this reproduces what the TACL authors' notebook prints
     (irrCAC defaults; they skip ``incorrectness``): AC1 guidelines 0.90 (0.85, 0.96), syntax
@@ -181,11 +215,15 @@ def user_study_agreement(annotations: pl.DataFrame, *, confidence: float = 0.95)
     Bulletin, 76(5), 378-382.
     Krippendorff, K. (2011). Computing Krippendorff's Alpha-Reliability. University of
     Pennsylvania, Annenberg School for Communication.
+    Hayes, A. F., & Krippendorff, K. (2007). Answering the call for a standard reliability
+    measure for coding data. Communication Methods and Measures, 1(1), 77-89.
     """
     confidence = check_confidence(confidence)
+    resamples = check_count("resamples", resamples)
+    check_seed(seed)
     frame = _checked(annotations)
     rows = []
     for issue in _issues(frame):
         wide = _items_by_raters(frame.filter(pl.col("issue") == issue))
-        rows += [row | {"issue": issue} for row in _issue_rows(wide, confidence)]
+        rows += [row | {"issue": issue} for row in _issue_rows(wide, confidence, resamples, seed)]
     return pl.DataFrame(rows, schema=USER_STUDY_SCHEMA)

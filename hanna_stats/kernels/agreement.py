@@ -2,7 +2,8 @@
 
 Pure functions on numpy arrays. The sums of squares and the disagreement sums are compiled
 (``@njit(cache=True)``); confidence intervals and p-values use the F distribution functions of
-``scipy.special`` (``fdtrc``, ``fdtri``) in Python.
+``scipy.special`` (``fdtrc``, ``fdtri``) in Python. The bootstrap interval of alpha is numpy and
+``scipy.sparse`` (no compiled code of its own).
 
 References
 ----------
@@ -12,6 +13,8 @@ References
    correlation coefficients. Psychological Methods, 1(1), 30-46.
 .. [3] Krippendorff, K. (2011). Computing Krippendorff's alpha-reliability. Annenberg School
    for Communication departmental paper 43, University of Pennsylvania.
+.. [4] Hayes, A. F., & Krippendorff, K. (2007). Answering the call for a standard reliability
+   measure for coding data. Communication Methods and Measures, 1(1), 77-89.
 """
 
 from __future__ import annotations
@@ -22,7 +25,17 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from ._options import LEVELS_OF_MEASUREMENT, check_confidence, check_option, validated
+from ._options import (
+    LEVELS_OF_MEASUREMENT,
+    check_confidence,
+    check_count,
+    check_indices,
+    check_option,
+    check_seed,
+    validated,
+)
+from .bootstrap import _quantiles, bootstrap_indices
+from .pairs import multiplicities
 from .ranks import _rankdata
 
 __all__ = [
@@ -114,6 +127,13 @@ class AlphaResult(NamedTuple):
         ``n..``: values in units with at least two values.
     n_units : int
         Units with at least two values.
+    confidence_interval : tuple of float
+        ``(low, high)``: percentile bootstrap interval over units (see
+        :func:`krippendorff_alpha`); ``(nan, nan)`` when no interval was asked for
+        (``confidence=None``) or no resample was defined.
+    n_valid : int
+        Resamples whose alpha was defined (``D_e > 0``), the only ones the interval uses; 0
+        when no interval was asked for.
     """
 
     statistic: float
@@ -121,6 +141,8 @@ class AlphaResult(NamedTuple):
     expected_disagreement: float
     n_pairable: int
     n_units: int
+    confidence_interval: tuple[float, float] = (math.nan, math.nan)
+    n_valid: int = 0
 
 
 @njit(cache=True)
@@ -438,8 +460,164 @@ def _nominal_disagreements(values, starts):
     return observed, expected
 
 
-def krippendorff_alpha(reliability_data, *, level_of_measurement="interval"):
-    """Krippendorff's alpha for nominal, ordinal or interval data with missing values.
+#: Elements of one (resamples x units) block of bootstrap weights (8 MiB of float64): the
+#: resamples are processed in blocks of this size, whatever their number (blocks that stay in
+#: cache were fastest: 0.85 s against 1.3 s for 4x larger ones on 10^5 units, 1000 resamples).
+_BLOCK = 2**20
+
+
+def _pairable_columns(x):
+    """Columns (units) of ``x`` with at least two values, in order (those of
+    :func:`_pairable_values`)."""
+    return np.flatnonzero((~np.isnan(x)).sum(axis=0) >= 2)
+
+
+def _unit_terms(values, starts, columns, n_columns, level):
+    """Per-unit terms whose bootstrap-weighted sums give a resample's ``D_o`` and ``D_e``.
+
+    Returns ``(terms, finish)``: ``terms`` a (n_columns, K) CSR matrix, row ``u`` the terms of
+    column ``u`` of the reliability data (empty for units with fewer than two values), and
+    ``finish(sums, weights) -> (observed, expected, n, defined)``, where
+    ``sums = weights @ terms`` for a (rows, n_columns) block of unit multiplicities,
+    ``observed`` and ``expected`` are the resamples' sums ``sum_ck o_ck delta^2_ck`` and
+    ``sum_ck n_c n_k delta^2_ck``, ``n`` their ``n..`` and ``defined`` says where ``D_e > 0``
+    (decided exactly, not from the rounded ``expected``).
+
+    - nominal: the unit's observed term ``(m_u^2 - sum_c n_uc^2) / (m_u - 1)``, ``m_u`` and its
+      counts ``n_uc`` (one column per distinct value); expected ``n..^2 - sum_c n_c^2``.
+    - interval: the observed term ``2 m_u SS_u / (m_u - 1)``, ``SS_u``, ``m_u``,
+      ``m_u (mean_u - c)`` and ``m_u (mean_u - c)^2`` (``c`` the mean of all pairable values),
+      and 1 if the unit's values differ; expected ``2 n.. SS`` with ``SS = sum_u SS_u`` (within
+      units) ``+ sum_u m_u (mean_u - c)^2 - n.. (mean - c)^2`` (between units).
+    - ordinal: the counts ``n_uc`` and, for each pair of distinct values ``c < k``, the unit's
+      ``2 n_uc n_uk / (m_u - 1)``; each resample then ranks its own pairable values (mid-ranks
+      ``M_c`` from its counts ``n_c``) and takes ``sum_{c<k} O_ck (M_k - M_c)^2`` and
+      ``2 n.. sum_c n_c (M_c - mean M)^2``.
+    """
+    from scipy import sparse
+
+    sizes = np.diff(starts)
+    first = starts[:-1]
+    owner = np.repeat(columns, sizes)  # column of each pairable value
+    if level == "interval":
+        low = np.minimum.reduceat(values, first)
+        varies = low < np.maximum.reduceat(values, first)
+        mean = np.add.reduceat(values, first) / sizes
+        dev = values - np.repeat(mean, sizes)
+        within = np.where(varies, np.add.reduceat(dev * dev, first), 0.0)
+        shift = mean - values.mean()
+        dense = np.zeros((n_columns, 6))
+        dense[columns] = np.column_stack(
+            [
+                2.0 * sizes * within / (sizes - 1),
+                within,
+                sizes,
+                sizes * shift,
+                sizes * shift**2,
+                varies,
+            ]
+        )
+        lowest = np.full(n_columns, np.inf)
+        highest = np.full(n_columns, -np.inf)
+        lowest[columns] = low
+        highest[columns] = np.where(varies, np.inf, low)
+
+        def finish(sums, weights):
+            observed, within, n, s1, s2, varying = sums.T
+            with np.errstate(invalid="ignore", divide="ignore"):
+                between = np.maximum(s2 - s1 * s1 / n, 0.0)
+            defined = varying > 0
+            still = np.flatnonzero((n > 0) & ~defined)  # only constant units drawn
+            if still.size:
+                drawn = weights[still] > 0
+                lo = np.where(drawn, lowest, np.inf).min(axis=1)
+                hi = np.where(drawn, highest, -np.inf).max(axis=1)
+                defined[still] = lo < hi
+            return observed, 2.0 * n * (within + between), n, defined
+
+        return sparse.csr_array(dense), finish
+
+    domain, code = np.unique(values, return_inverse=True)
+    n_codes = domain.size
+    counts = sparse.coo_array(
+        (np.ones(values.size), (owner, code)), shape=(n_columns, n_codes)
+    ).tocsr()  # duplicates summed: n_uc
+    if level == "nominal":
+        head = np.zeros((n_columns, 2))
+        sq = np.asarray(counts.multiply(counts).sum(axis=1)).ravel()[columns]
+        head[columns, 0] = (sizes * sizes - sq) / (sizes - 1)
+        head[columns, 1] = sizes
+
+        def finish(sums, weights):
+            n = sums[:, 1]
+            expected = n * n - (sums[:, 2:] ** 2).sum(axis=1)
+            return sums[:, 0], expected, n, expected > 0
+
+        return sparse.hstack([sparse.csr_array(head), counts], format="csr"), finish
+
+    rows, keys, weights_ = [], [], []
+    for m in np.unique(sizes):
+        units = np.flatnonzero(sizes == m)
+        block = code[first[units][:, None] + np.arange(m)]
+        i, j = np.triu_indices(m, 1)
+        a, b = block[:, i], block[:, j]
+        differ = a != b
+        rows.append(np.broadcast_to(columns[units][:, None], a.shape)[differ])
+        keys.append((np.minimum(a, b) * n_codes + np.maximum(a, b))[differ])
+        weights_.append(np.full(int(differ.sum()), 2.0 / (m - 1)))
+    pair_keys, pair = np.unique(np.concatenate(keys), return_inverse=True)
+    lo_code, hi_code = np.divmod(pair_keys, n_codes)
+    pairs = sparse.coo_array(
+        (np.concatenate(weights_), (np.concatenate(rows), pair)),
+        shape=(n_columns, pair_keys.size),
+    ).tocsr()
+
+    def finish(sums, weights):
+        nc, o = sums[:, :n_codes], sums[:, n_codes:]
+        n = nc.sum(axis=1)
+        ranks = np.cumsum(nc, axis=1) - nc / 2.0  # mid-ranks, up to a shift
+        observed = (o * (ranks[:, hi_code] - ranks[:, lo_code]) ** 2).sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            centre = (nc * ranks).sum(axis=1) / n
+        ss = (nc * (ranks - centre[:, None]) ** 2).sum(axis=1)
+        return observed, 2.0 * n * ss, n, (nc > 0).sum(axis=1) >= 2
+
+    return sparse.hstack([counts, pairs], format="csr"), finish
+
+
+def _alpha_resamples(x, values, starts, level, indices):
+    """Alpha of each resample of the units (columns of ``x``) in the rows of ``indices``:
+    ``1 - D_o / D_e = 1 - (n.. - 1) observed / expected`` (1 when ``observed = 0``), NaN where
+    ``D_e = 0``. Resamples are weighted in blocks of ``_BLOCK`` elements; each weighted sum
+    runs over the units in order (``scipy.sparse``, single-threaded), so the result does not
+    depend on the number of threads."""
+    n_columns = x.shape[1]
+    terms, finish = _unit_terms(values, starts, _pairable_columns(x), n_columns, level)
+    transposed = terms.T.tocsr()
+    resamples = indices.shape[0]
+    out = np.empty(resamples)
+    rows = max(1, _BLOCK // max(n_columns, terms.shape[1]))
+    for a in range(0, resamples, rows):
+        weights = multiplicities(indices[a : a + rows], n_columns)
+        sums = np.ascontiguousarray((transposed @ weights.T).T)
+        observed, expected, n, defined = finish(sums, weights)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            alpha = np.where(observed == 0.0, 1.0, 1.0 - (n - 1.0) * observed / expected)
+        out[a : a + rows] = np.where(defined, alpha, np.nan)
+    return out
+
+
+def krippendorff_alpha(
+    reliability_data,
+    *,
+    level_of_measurement="interval",
+    confidence=None,
+    resamples=1000,
+    seed=0,
+    indices=None,
+):
+    """Krippendorff's alpha for nominal, ordinal or interval data with missing values, and
+    optionally a bootstrap confidence interval over units.
 
     ``alpha = 1 - D_o / D_e`` with, over the coincidence matrix ``o_ck`` of the pairable
     values (units with at least two values; each ordered pair of values within a unit of m_u
@@ -457,12 +635,51 @@ def krippendorff_alpha(reliability_data, *, level_of_measurement="interval"):
     :func:`_nominal_disagreements`), so interval data with many distinct values cost no more
     than Likert data.
 
+    Interval (``confidence`` given): a percentile bootstrap over units. Each of the B
+    resamples draws N units (columns) with replacement (a unit drawn twice counts as two
+    units) and recomputes alpha, the ordinal ranks included (each resample ranks its own
+    pairable values); the bounds are the ``(1 -+ confidence) / 2`` quantiles (linear
+    interpolation, numpy's default) of the resamples where alpha is defined. Resamples with
+    ``D_e = 0`` (all their pairable values equal, or none) are counted out, as in
+    :func:`~hanna_stats.kernels.bootstrap_ci`: ``n_valid`` says how many entered the
+    interval. Units with fewer than two values are drawn too but add nothing, so the number
+    of pairable units varies between resamples, as the design's would. This is *not*
+    Krippendorff's own bootstrap (his "Algorithm for bootstrapping a distribution of alpha",
+    2006, revised 2011; the KALPHA macro of Hayes & Krippendorff 2007), which draws pairs of
+    values from the observed coincidence matrix and keeps the data's ``D_e`` fixed; the unit
+    bootstrap redraws whole units, every value of a unit together, and recomputes both
+    ``D_o`` and ``D_e``, as ``boot`` over the columns of ``irr::kripp.alpha`` in R does.
+
+    Cost of the interval: every statistic is a sum over units, so a resample's ``D_o`` and
+    ``D_e`` follow from its multiplicities of the units times per-unit terms (nominal: the
+    unit's disagreement and value counts; interval: its disagreement, sums of squares, size;
+    ordinal: value counts and within-unit pairs of distinct values), in blocks of resamples,
+    in O(B N k) time for k values per unit: about 1 s for 10^5 units x 3 raters and 1000
+    resamples at any level (a third of it drawing the indices), against milliseconds for alpha
+    alone. The draws are held whole, as int64: B N 8 bytes (800 MB for 10^5 units and 1000
+    resamples).
+
     Parameters
     ----------
     reliability_data : array_like, shape (m raters, N units)
         Values; NaN = missing. Raters' identities do not matter, only which values share a
         unit.
     level_of_measurement : {"interval", "ordinal", "nominal"}
+    confidence : float, optional
+        Level of the bootstrap interval, in (0, 1); None (default): no interval, no
+        resampling (``confidence_interval`` is ``(nan, nan)``, ``n_valid`` 0).
+    resamples : int
+        Number of bootstrap resamples B, in [1, 1,000,000] (ignored when ``indices`` is
+        given).
+    seed : int, numpy.random.Generator or None
+        Seeds the draw of :func:`~hanna_stats.kernels.bootstrap_indices`:
+        ``numpy.random.default_rng(seed).integers(0, N, (resamples, N))``; an int in
+        [0, 2**63), a Generator (advanced by the draw) or None (ignored when ``indices`` is
+        given).
+    indices : array_like of int, shape (B, N), optional
+        Precomputed draws: row b lists the units (column indices in [0, N)) of resample b;
+        ``bootstrap_indices(N, 1, resamples=B, seed=seed).inputs`` is what ``seed`` draws.
+        Needs ``confidence``.
 
     Returns
     -------
@@ -471,12 +688,17 @@ def krippendorff_alpha(reliability_data, *, level_of_measurement="interval"):
     Raises
     ------
     ValueError
-        Naming the argument: not 2-D, not real, infinite values, unknown level.
+        Naming the argument: not 2-D, not real, infinite values, unknown level,
+        ``confidence`` outside (0, 1), bad ``resamples``, ``seed`` or ``indices`` (not a 2-D
+        integer array with N columns of indices in [0, N)), ``indices`` without
+        ``confidence``.
 
     References
     ----------
     Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability"; its 4 observers x 12
-    units example gives nominal 0.743, ordinal 0.815, interval 0.849.
+    units example gives nominal 0.743, ordinal 0.815, interval 0.849. Hayes & Krippendorff
+    (2007) for Krippendorff's own bootstrap (not the one used here). Efron, B. & Tibshirani,
+    R. J. (1993), An Introduction to the Bootstrap, ch. 13 (percentile interval).
 
     Examples
     --------
@@ -487,20 +709,49 @@ def krippendorff_alpha(reliability_data, *, level_of_measurement="interval"):
     ...         [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan]]
     >>> round(krippendorff_alpha(data, level_of_measurement="interval").statistic, 3)
     0.849
+    >>> res = krippendorff_alpha(data, level_of_measurement="nominal", confidence=0.95,
+    ...                          resamples=200, seed=0)
+    >>> low, high = res.confidence_interval
+    >>> bool(low < res.statistic < high), res.n_valid
+    (True, 200)
     """
     check_option("level_of_measurement", level_of_measurement)
     x = _finite_matrix(reliability_data, "reliability_data")
+    n_columns = x.shape[1]
+    if confidence is not None:
+        confidence = check_confidence(confidence)
+        if indices is not None:
+            indices = check_indices("indices", indices, max(n_columns, 1), columns=n_columns)
+            if len(indices) == 0:
+                raise ValueError("indices must hold at least one resample (row); got none")
+    elif indices is not None:
+        raise ValueError("indices need confidence: pass confidence=0.95, say, to get an interval")
     values, starts = _pairable_values(x)
     n, n_units = values.size, starts.size - 1
     if n == 0:
+        if confidence is not None and indices is None:
+            check_count("resamples", resamples)
+            check_seed(seed)
         return AlphaResult(math.nan, math.nan, math.nan, 0, 0)
+    point = values
     if level_of_measurement == "nominal":
         observed, expected = _nominal_disagreements(values, starts)
     else:
         if level_of_measurement == "ordinal":
-            values = _rankdata(values)
-        observed, expected = _interval_disagreements(values, starts)
+            point = _rankdata(values)
+        observed, expected = _interval_disagreements(point, starts)
+        if values.min() == values.max():  # exactly no variation; the sums may round off 0
+            expected = 0.0
     d_o = observed / n
     d_e = expected / (n * (n - 1))
     statistic = 1.0 - d_o / d_e if d_e > 0 else math.nan
-    return AlphaResult(float(statistic), float(d_o), float(d_e), n, n_units)
+    result = AlphaResult(float(statistic), float(d_o), float(d_e), n, n_units)
+    if confidence is None:
+        return result
+    if indices is None:
+        indices = bootstrap_indices(n_columns, 1, resamples=resamples, seed=seed).inputs
+    samples = _alpha_resamples(x, values, starts, level_of_measurement, indices)
+    tail = (1.0 - confidence) / 2.0
+    interval = (float(_quantiles(samples, tail)), float(_quantiles(samples, 1.0 - tail)))
+    n_valid = int((~np.isnan(samples)).sum())
+    return result._replace(confidence_interval=interval, n_valid=n_valid)
