@@ -47,12 +47,16 @@ INGESTERS = {
     "hanna-llm": "ingest_hanna_llm",
     "hanna-annotations": "ingest_hanna_annotations",
     "tidy": "ingest_tidy",
+    "summeval": "ingest_summeval",
+    "wmt": "ingest_wmt",
 }
 _HANNA_FILE_FORMATS = {
     "hanna_metric_scores.csv": "hanna-metric-scores",
     "hanna_metric_scores_llm.csv": "hanna-llm",
     "hanna_stories_annotations.csv": "hanna-annotations",
 }
+#: Files of this suffix are SummEval's annotations (``model_annotations.aligned.jsonl``).
+_SUMMEVAL_SUFFIX = ".jsonl"
 NO_RATINGS = (
     "note: the store holds no rater-level ratings; ingest hanna_metric_scores_llm.csv "
     "(judge slots) or the raw annotations file to compute agreement"
@@ -62,8 +66,8 @@ BUILD_STORE = "build one with `python -m hanna_stats ingest --db FILE DIR`"
 #: Choice lists by name: (module, constant). The module is imported when a parser using the
 #: list is built.
 CHOICES: dict[str, tuple[str, str]] = {
-    "level": ("hanna_stats.analyses._common", "LEVELS"),
-    "story-system": ("hanna_stats.analyses._common", "STORY_SYSTEM_LEVELS"),
+    "level": ("hanna_stats.analyses._common", "LEVEL_WORDS"),
+    "item-system": ("hanna_stats.analyses._common", "ITEM_SYSTEM_WORDS"),
     "method": ("hanna_stats.analyses._common", "METHODS"),
     "coefficient": ("hanna_stats.analyses._common", "COEFFICIENTS"),
     "variant": ("hanna_stats.analyses._common", "VARIANTS"),
@@ -79,6 +83,11 @@ CHOICES: dict[str, tuple[str, str]] = {
     "pvalue_method": ("hanna_stats.kernels", "PVALUE_METHODS"),
     "family": ("hanna_stats.analyses.significance", "FAMILIES"),
     "scale_policy": ("hanna_stats.store.catalogue", "SCALE_POLICIES"),
+    "group_by": ("hanna_stats.kernels", "GROUP_BY"),
+    "weighting": ("hanna_stats.kernels", "WEIGHTINGS"),
+    "tie_statistic": ("hanna_stats.kernels", "TIE_STATISTICS"),
+    "swap": ("hanna_stats.kernels", "SWAP_UNITS"),
+    "cluster_method": ("hanna_stats.analyses.meta_eval", "CLUSTER_METHODS"),
 }
 
 
@@ -215,8 +224,11 @@ def _ks(text: str) -> list[int]:
         ) from None
 
 
+LEVEL_HELP = "the item level may be called story, summary or segment (outputs say item)"
+
+
 def _level(default: str, choices: str = "level") -> Opt:
-    return opt("--level", choices=choices, default=default)
+    return opt("--level", choices=choices, default=default, help=LEVEL_HELP)
 
 
 def _method(default: str) -> Opt:
@@ -300,17 +312,37 @@ def _commands() -> tuple[Command, ...]:
         ),
         Command(
             "ingest",
-            "load HANNA files or a tidy CSV/Parquet into a store file",
+            "load HANNA files, SummEval, a WMT test set or a tidy CSV/Parquet into a store",
             "Ingest files into a DuckDB store (one transaction per file; re-running does not "
-            "duplicate). PATH is a HANNA data folder or a file; the format of a file is taken "
-            "from its HANNA name, else it is read as tidy (item,input,system,measure,value"
-            "[,rater]).",
+            "duplicate). PATH is a HANNA data folder, a WMT test set in MTME's layout (a folder "
+            "with human-scores/ and metric-scores/; one language pair: --lp, --ref) or a file; "
+            "the format of a file is taken "
+            "from its HANNA name, else a .jsonl file is SummEval's annotations "
+            "(model_annotations.aligned[.paired].jsonl), else it is read as tidy (item,input,"
+            "system,measure,value[,rater]).",
             (
                 opt("paths", nargs="+", type=Path, metavar="PATH", keyword=False),
                 opt("--db", type=Path, required=True, help="store file (created if missing)"),
                 opt("--format", choices=("auto", *INGESTERS), default="auto", keyword=False),
                 opt("--human-system", help="tidy files: the system holding human references"),
+                opt(
+                    "--human",
+                    type=_comma_list,
+                    default=(),
+                    metavar="MEASURE[,MEASURE...]",
+                    help="tidy files: measures of kind human (the criteria), comma-separated, "
+                    "as a `kind` column would mark them",
+                ),
                 opt("--study", help="tidy files: the study's name (default: the file's stem)"),
+                opt(
+                    "--item-word",
+                    default="item",
+                    metavar="WORD",
+                    help="tidy files: the study's word for its items, e.g. summary or segment "
+                    "(the report's 'summary level'; default item)",
+                ),
+                opt("--lp", help="WMT test sets: the language pair (needed if several)"),
+                opt("--ref", help="WMT test sets: the standard reference (needed if several)"),
                 opt(
                     "--extend",
                     action="store_true",
@@ -356,9 +388,9 @@ def _commands() -> tuple[Command, ...]:
             "correlate",
             "correlations:correlate",
             "correlations of metrics with human criteria (or each other)",
-            "Correlate measures at story (per-input, then averaged), system or global level. "
+            "Correlate measures at item (per-input, then averaged), system or global level. "
             "Human-written stories are excluded unless --include-human.",
-            _level("story"),
+            _level("item"),
             opt("--method", choices="coefficient", default="kendall"),
             opt("--against", choices="against", default="criteria"),
             opt("--variant", choices="variant", default="b", help="Kendall variant"),
@@ -372,6 +404,26 @@ def _commands() -> tuple[Command, ...]:
                 "global level), as scipy.stats' kendalltau/spearmanr/pearsonr: auto (scipy's "
                 "default), exact or asymptotic (default: no p-values)",
             ),
+            opt(
+                "--group-by",
+                choices="group_by",
+                default="input",
+                help="item level: correlate across the systems within each input (default) or "
+                "across the inputs within each system, then average",
+            ),
+            opt(
+                "--weighting",
+                choices="weighting",
+                default="uniform",
+                help="item level: average the groups alike (default) or weight each by its "
+                "number of observations (count)",
+            ),
+            opt(
+                "--confidence",
+                type=float,
+                help="Pearson at system/global level: add Fisher z intervals at this level "
+                "(columns n, ci_low, ci_high)",
+            ),
         ),
         _analysis(
             "borda",
@@ -380,7 +432,7 @@ def _commands() -> tuple[Command, ...]:
             "Rank the metrics in each of the 18 (criterion x coefficient) columns of absolute "
             "correlations at one level and sum the 0-based ranks; exact ties share a rank by "
             "--ties. Also reports the mean |r| aggregation.",
-            _level("story", "story-system"),
+            _level("item", "item-system"),
             opt("--ties", choices="ties", default="average"),
             INCLUDE_HUMAN,
             KINDS,
@@ -394,7 +446,7 @@ def _commands() -> tuple[Command, ...]:
             opt(
                 "--ks", type=_ks, default="4-10", help="k values: '4-10' or '4,6,8' (default 4-10)"
             ),
-            _level("system", "story-system"),
+            _level("system", "item-system"),
             _method("pearson"),
             INCLUDE_HUMAN,
             KINDS,
@@ -405,7 +457,7 @@ def _commands() -> tuple[Command, ...]:
             "Williams tests between metrics' correlations with a criterion (Figs. 27-38)",
             "Williams (1959) test of H1 |r_a| > |r_b| for every ordered pair of metrics, the two "
             "correlations sharing the criterion. n defaults to the number of systems at system "
-            "level and, by the paper's convention, to the number of inputs at story level. "
+            "level and, by the paper's convention, to the number of inputs at item level. "
             "--correction adjusts the p-values within each --family: the criterion's ordered "
             "pairs (criterion), one ordered pair across the study's criteria (pair: Chhun et "
             "al. 2024's family of one judge against another), or every test of every criterion "
@@ -452,7 +504,7 @@ def _commands() -> tuple[Command, ...]:
             "bootstrap confidence intervals of metric-criterion correlations",
             "Bootstrap CIs (Deutsch et al. 2021) resampling inputs, systems or both; percentile "
             "or BCa.",
-            _level("story", "story-system"),
+            _level("item", "item-system"),
             _method("kendall"),
             opt("--resample", choices="resample", default="inputs"),
             RESAMPLES,
@@ -465,16 +517,87 @@ def _commands() -> tuple[Command, ...]:
         _analysis(
             "permutation",
             "resampling:permutation_test",
-            "permutation tests (PERM-BOTH) between metrics' correlations with a criterion",
+            "permutation tests (PERM-BOTH/SYS/INPUT) of metrics' correlations with a criterion",
             "For every ordered pair of metrics, test the difference of their correlations with "
-            "the criterion by swapping their standardised scores per item (PERM-BOTH, Deutsch "
-            "et al. 2021).",
+            "the criterion by swapping their standardised scores per item, per system or per "
+            "input (--unit both/systems/inputs: PERM-BOTH, PERM-SYS, PERM-INPUT, Deutsch et al. "
+            "2021); --stop-alpha stops a pair once its decision at that level is settled.",
             CRITERION,
             _level("system"),
             _method("kendall"),
             opt("--permutations", type=_count, default=1000),
             opt("--alternative", choices="alternative", default="two-sided"),
+            opt("--unit", choices="resample", default="both", help="what one coin swaps"),
+            opt(
+                "--stop-alpha",
+                type=float,
+                default=None,
+                help="early stopping at this level (Clopper-Pearson rule; default: none)",
+            ),
             SEED,
+            INCLUDE_HUMAN,
+            KINDS,
+        ),
+        _analysis(
+            "calibrate",
+            "meta_eval:calibrated_accuracy",
+            "tie-calibrated pairwise accuracy (acc_eq, tau_eq) of metrics with the criteria",
+            "Pairwise accuracy with ties where a metric ties two outputs whose scores differ by "
+            "at most epsilon, epsilon chosen per metric and criterion to maximise the "
+            "statistic, one epsilon for all groups (Deutsch, Foster and Freitag 2023).",
+            _level("item"),
+            opt("--statistic", choices="tie_statistic", default="acc_eq"),
+            opt("--group-by", choices="group_by", default="input", help="item-level groups"),
+            INCLUDE_HUMAN,
+            KINDS,
+        ),
+        _analysis(
+            "calibrated-permutation",
+            "meta_eval:calibrated_comparison",
+            "pairwise permutation tests between tie-calibrated metrics for a criterion",
+            "Each metric calibrated once; each permutation swaps two metrics' outcomes on each "
+            "pair of observations (mt-metrics-eval's PairwisePermutationSigDiff). p-value of "
+            "H1: measure_a agrees better than measure_b.",
+            CRITERION,
+            _level("item"),
+            opt("--statistic", choices="tie_statistic", default="acc_eq"),
+            opt("--permutations", type=_count, default=1000),
+            SEED,
+            opt("--group-by", choices="group_by", default="input", help="item-level groups"),
+            opt(
+                "--swap",
+                choices="swap",
+                default="pairs",
+                help="swap the metrics' outcomes per pair (default) or their z-scored scores per "
+                "cell, re-calibrating both every permutation (slow: MTME's PermutationSigDiff)",
+            ),
+            INCLUDE_HUMAN,
+            KINDS,
+        ),
+        _analysis(
+            "spa",
+            "meta_eval:spa",
+            "soft pairwise accuracy of metrics with the criteria (Thompson et al. 2024)",
+            "1 - mean over system pairs of |p_human - p_metric|, the one-sided paired "
+            "permutation p-values (sign flips over the inputs) of 'system i beats system j'.",
+            opt("--permutations", type=_count, default=1000),
+            SEED,
+            INCLUDE_HUMAN,
+            KINDS,
+        ),
+        _analysis(
+            "clusters",
+            "meta_eval:metric_clusters",
+            "leaderboard of the metrics for a criterion in significance clusters (WMT ranks)",
+            "Sort the metrics by their statistic; a metric starts a new cluster when one of the "
+            "current cluster beats it with one-sided permutation p <= --alpha (PERM-BOTH for "
+            "the correlations, the calibrated pairwise test for acc_eq).",
+            CRITERION,
+            _level("system"),
+            opt("--method", choices="cluster_method", default="kendall"),
+            opt("--permutations", type=_count, default=1000),
+            SEED,
+            opt("--alpha", type=float, default=0.05, help="significance level"),
             INCLUDE_HUMAN,
             KINDS,
         ),
@@ -530,7 +653,7 @@ def _commands() -> tuple[Command, ...]:
             "judges:rater_panel",
             "each human rater against the panel, per criterion",
             "Correlation of each rater's ratings with the mean of all raters (panel) or of the "
-            "other raters (others), at story, system or global level, and the mean over raters.",
+            "other raters (others), at item, system or global level, and the mean over raters.",
             *JUDGE_OPTIONS,
         ),
         _analysis(
@@ -538,8 +661,8 @@ def _commands() -> tuple[Command, ...]:
             "ratings:system_means",
             "mean rating of each system per measure with t-intervals (Tab. 4)",
             "Means and Student-t intervals over a measure's individual ratings (or an LLM "
-            "judge's tries) when the store holds them (unit 'rating'), else over story values "
-            "(unit 'story'); the human criteria by default, LLM judges with --kinds llm-judge.",
+            "judge's tries) when the store holds them (unit 'rating'), else over item values "
+            "(unit 'item'); the human criteria by default, LLM judges with --kinds llm-judge.",
             MEASURES,
             RATED_KINDS,
             CONFIDENCE,
@@ -596,7 +719,7 @@ def _commands() -> tuple[Command, ...]:
                 opt("--alpha", type=float, default=0.05, help="significance level"),
                 CONFIDENCE,
                 opt("--ci-resample", choices="resample", default="inputs"),
-                opt("--williams-level", choices="story-system", default="system"),
+                opt("--williams-level", choices="item-system", default="system"),
                 opt("--williams-method", choices="method", default="pearson"),
                 opt("--correction", choices="correction", help="multiple-testing correction"),
                 opt("--ties", choices="ties", default="average", help="Borda tie rule"),
@@ -609,7 +732,8 @@ def _commands() -> tuple[Command, ...]:
             "score",
             "compute the paper's metrics from texts into a store or a tidy file",
             "Score stories with registered metrics (--list shows them). --input is a "
-            "CSV/Parquet/JSONL file with columns input,system,prompt,reference,story[,item], or "
+            "CSV/Parquet/JSONL file with columns input,system,prompt,reference,story[,item] "
+            "(further references in reference_2, reference_3, ...), or "
             "a HANNA story file as it is. Scores go into the --db store as measures (one "
             "transaction; already scored (item, metric) pairs are skipped unless --force) and/or "
             "to --out (CSV or Parquet by extension: item,input,system,metric,value).",
@@ -634,6 +758,16 @@ def _commands() -> tuple[Command, ...]:
                     "--hanna-compat",
                     action="store_true",
                     help="reproduce the published HANNA values",
+                ),
+                opt(
+                    "--split-sentences",
+                    action="store_true",
+                    help="ROUGE: one sentence per line first (spaCy sentencizer; ROUGE-L, -W)",
+                ),
+                opt(
+                    "--lowercase",
+                    action="store_true",
+                    help="Novelty-n and Repetition-n on lowercased tokens (SummEval's current)",
                 ),
                 opt("--force", action="store_true", help="recompute scores already in the store"),
                 opt(
@@ -825,6 +959,7 @@ def _cmd_fetch(command: Command, args: argparse.Namespace) -> int:
 
 def _cmd_ingest(command: Command, args: argparse.Namespace) -> int:
     import hanna_stats.store as store
+    from hanna_stats.store.wmt import is_test_set
 
     for path in args.paths:  # before the store file is created
         if not path.exists():
@@ -835,13 +970,21 @@ def _cmd_ingest(command: Command, args: argparse.Namespace) -> int:
     con = store.open_store(args.db)
     try:
         for path in args.paths:
-            if path.is_dir():
+            if args.format == "wmt" or (args.format == "auto" and is_test_set(path)):
+                summaries = [store.ingest_wmt(con, path, lp=args.lp, ref=args.ref, **policy)]
+            elif path.is_dir():
                 summaries = store.ingest_hanna_dir(con, path, **policy)
             else:
                 fmt = args.format
                 if fmt == "auto":
-                    fmt = _HANNA_FILE_FORMATS.get(path.name, "tidy")
-                tidy = {"human_system": args.human_system, "study": args.study}
+                    summeval = path.suffix == _SUMMEVAL_SUFFIX
+                    fmt = _HANNA_FILE_FORMATS.get(path.name, "summeval" if summeval else "tidy")
+                tidy = {
+                    "human_system": args.human_system,
+                    "human_measures": args.human,
+                    "study": args.study,
+                    "item_word": args.item_word,
+                }
                 kwargs = {**policy, **(tidy if fmt == "tidy" else {})}
                 summaries = [getattr(store, INGESTERS[fmt])(con, path, **kwargs)]
             for summary in summaries:
@@ -888,7 +1031,7 @@ def _cmd_score(command: Command, args: argparse.Namespace) -> int:
 
     if args.list:
         table = scoring.list_metrics().select(
-            "metric", "family", "reference", "symbol", "available", "scorer"
+            "metric", "family", "reference", "symbol", "available", "scorer", "multi_reference"
         )
         _emit(table, args.format)
         return 0
@@ -902,6 +1045,8 @@ def _cmd_score(command: Command, args: argparse.Namespace) -> int:
         device=args.device,
         batch_size=args.batch_size,
         models=models,
+        split_sentences=args.split_sentences,
+        lowercase=args.lowercase,
     )
     metrics = resolve_metrics(args.metrics)
     data = read_texts(args.input)

@@ -196,9 +196,9 @@ def dot_interval(
 
 
 def violins(frame: pl.DataFrame, *, name: str = "violins", title: str = "") -> alt.FacetChart:
-    """Distributions of story-level ratings per system and criterion (the paper's Fig. 9).
+    """Distributions of item-level ratings per system and criterion (the paper's Fig. 9).
 
-    ``frame`` has columns ``system, criterion, value`` (one row per story). Each violin is a
+    ``frame`` has columns ``system, criterion, value`` (one row per item). Each violin is a
     Gaussian kernel density (Vega's default bandwidth, Scott's rule) mirrored about its axis.
     """
     systems = frame["system"].unique(maintain_order=True).to_list()

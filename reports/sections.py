@@ -17,10 +17,11 @@ import polars as pl
 
 from hanna_stats import analyses as an
 from hanna_stats.analyses._common import (
+    ITEM_SYSTEM_LEVELS,
     METHODS,
-    STORY_SYSTEM_LEVELS,
     check_choice,
     check_kinds,
+    check_level,
 )
 from hanna_stats.analyses.significance import williams_frame
 from hanna_stats.kernels import (
@@ -35,7 +36,7 @@ from hanna_stats.store import Study
 from reports import charts
 from reports.html import Chart, Note, Section, Table
 
-LEVELS = STORY_SYSTEM_LEVELS
+LEVELS = ITEM_SYSTEM_LEVELS
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,8 @@ class ReportSettings:
     ci_resample : str
         What the correlation CIs resample: ``"inputs"``, ``"systems"`` or ``"both"``.
     williams_level, williams_method : str
-        Level and coefficient of the Williams matrices (paper: system, Pearson).
+        Level and coefficient of the Williams matrices (paper: system, Pearson); the item level
+        may be given as ``"story"``, ``"summary"`` or ``"segment"`` and is kept as ``"item"``.
     correction : str or None
         Multiple-testing correction of the Williams p-values (``"holm"``, ``"bh"``, ...).
     ties : str
@@ -85,9 +87,9 @@ class ReportSettings:
         if not 0.0 < self.alpha < 0.5:
             raise ValueError(f"alpha must lie in (0, 0.5); got {self.alpha!r}")
         check_confidence(self.confidence)
+        object.__setattr__(self, "williams_level", check_level(self.williams_level, LEVELS))
         for name, choices in (
             ("ci_resample", RESAMPLE),
-            ("williams_level", LEVELS),
             ("williams_method", METHODS),
             ("ties", TIE_RULES),
         ):
@@ -129,6 +131,30 @@ class Context:
             metrics=tuple(metrics["measure"]),
             families=dict(zip(metrics["measure"], metrics["family"], strict=True)),
             has_ratings=study.ratings.height > 0,
+        )
+
+    def level_name(self, level: str) -> str:
+        """``level`` as the report names it: the item level by the study's word (``"story"``)."""
+        return self.study.item_word if level == "item" else level
+
+    def level_names(self, levels: tuple[str, ...]) -> tuple[str, ...]:
+        """:meth:`level_name` of each of ``levels``."""
+        return tuple(self.level_name(level) for level in levels)
+
+    def item_word_plural(self) -> str:
+        """The study's word for its items, in the plural (``"stories"``)."""
+        word = self.study.item_word
+        consonant_y = word.endswith("y") and word[-2:-1] not in "aeiou"
+        return f"{word[:-1]}ies" if consonant_y else f"{word}s"
+
+    def shown(self, frame: pl.DataFrame) -> pl.DataFrame:
+        """``frame`` as the report shows it: the item level by the study's word in the ``level``
+        column (the analyses' outputs say ``item``) and in ``unit`` (system means)."""
+        word = self.study.item_word
+        return frame.with_columns(
+            pl.col(c).str.replace("item", word, literal=True)  # units: "item", "item+rating"
+            for c in ("level", "unit")
+            if c in frame.columns
         )
 
     def missing(self, *, criteria: bool = False, metrics: bool = False, systems: int = 0) -> str:
@@ -177,14 +203,14 @@ def human_criteria(ctx: Context) -> Section:
         "criteria",
         "Human criteria",
         "Dots are each system's mean rating with its confidence interval; violins show how the "
-        "story-level ratings spread; the heatmap gives the correlation between two criteria "
-        "(pick level and coefficient); agreement values near 1 mean raters agree.",
+        f"{ctx.study.item_word}-level ratings spread; the heatmap gives the correlation between "
+        "two criteria (pick level and coefficient); agreement values near 1 mean raters agree.",
         {"confidence": s.confidence, "interval": "Student t", "Kendall": "tau-b"},
     )
     why = ctx.missing(criteria=True)
     if why:
         return _absent(section, why)
-    means = an.system_means(ctx.study, confidence=s.confidence)
+    means = ctx.shown(an.system_means(ctx.study, confidence=s.confidence))
     section.blocks += [
         Table("system_means", means, "System means with confidence intervals (Tab. 4)"),
         Chart(charts.dot_interval(means, name="means", title="System means (Tab. 4)")),
@@ -192,17 +218,19 @@ def human_criteria(ctx: Context) -> Section:
             charts.violins(
                 an.criterion_values(ctx.study),
                 name="violins",
-                title="Distributions of story-level ratings per system (Fig. 9)",
+                title=f"Distributions of {ctx.study.item_word}-level ratings per system (Fig. 9)",
             )
         ),
     ]
     if ctx.n_systems >= 3:
-        inter = pl.concat(
-            [
-                an.correlate(ctx.study, level=lv, method=m, against="inter-criteria")
-                for lv in LEVELS
-                for m in METHODS
-            ]
+        inter = ctx.shown(
+            pl.concat(
+                [
+                    an.correlate(ctx.study, level=lv, method=m, against="inter-criteria")
+                    for lv in LEVELS
+                    for m in METHODS
+                ]
+            )
         )
         section.blocks += [
             Chart(
@@ -213,7 +241,7 @@ def human_criteria(ctx: Context) -> Section:
                     y="measure",
                     color="statistic",
                     title="Correlations between criteria (Figs. 1-2, 10-13)",
-                    choices={"method": METHODS, "level": LEVELS},
+                    choices={"method": METHODS, "level": ctx.level_names(LEVELS)},
                     tooltip=["measure", "against", "statistic", "n_groups"],
                     spread="method",
                     diverging=True,
@@ -248,15 +276,15 @@ def human_criteria(ctx: Context) -> Section:
 
 
 def metrics_vs_criteria(ctx: Context) -> Section:
-    """Metric-criterion correlations at story and system level (Figs. 3-4, 14-19; Tab. 5)."""
+    """Metric-criterion correlations at item and system level (Figs. 3-4, 14-19; Tab. 5)."""
     s = ctx.settings
     section = Section(
         "metrics-criteria",
         "Metrics vs human criteria",
         "Each cell is |correlation| between a metric (row) and a criterion (column), brighter "
         "is stronger; hover for the signed value, the number of inputs it averages and the "
-        "bootstrap CI. Story level: correlation across systems within each input, averaged "
-        "over inputs; system level: correlation of system means.",
+        f"bootstrap CI. {ctx.study.item_word.capitalize()} level: correlation across systems "
+        "within each input, averaged over inputs; system level: correlation of system means.",
         {
             "human-written system": "excluded",
             "Kendall": "tau-b",
@@ -283,18 +311,21 @@ def metrics_vs_criteria(ctx: Context) -> Section:
                 kinds=s.kinds,
             ).select("measure", "against", "ci_low", "ci_high")
             frames.append(corr.join(ci, on=["measure", "against"], how="left"))
-    corr = pl.concat(frames).with_columns(pl.col("statistic").abs().alias("abs_statistic"))
+    corr = ctx.shown(pl.concat(frames)).with_columns(
+        pl.col("statistic").abs().alias("abs_statistic")
+    )
     for level in LEVELS:
         section.blocks.append(
             Chart(
                 charts.metric_heatmap(
-                    corr.filter(pl.col("level") == level),
+                    corr.filter(pl.col("level") == ctx.level_name(level)),
                     name=f"corr_{level}",
                     x="against",
                     y="measure",
                     color="abs_statistic",
-                    title=f"{level.capitalize()}-level |correlation| with human criteria "
-                    + ("(Figs. 3, 14, 16, 18)" if level == "story" else "(Figs. 4, 15, 17, 19)"),
+                    title=f"{ctx.level_name(level).capitalize()}-level |correlation| with human "
+                    "criteria "
+                    + ("(Figs. 3, 14, 16, 18)" if level == "item" else "(Figs. 4, 15, 17, 19)"),
                     choices={"method": METHODS},
                     spread="method",
                     tooltip=[
@@ -333,19 +364,24 @@ def metric_metric(ctx: Context) -> Section:
         "metrics-metrics",
         "Metrics vs metrics",
         "Signed correlation between two metrics (red positive, blue negative); blocks of red "
-        "are metrics that rank stories alike. Pick the level, the coefficient and a family.",
+        f"are metrics that rank {ctx.item_word_plural()} alike. Pick the level, the coefficient "
+        "and a family.",
         {"human-written system": "excluded", "Kendall": "tau-b"},
     )
     why = ctx.missing(metrics=True, systems=3)
     if why:
         return _absent(section, why)
     families = ctx.families
-    corr = pl.concat(
-        [
-            an.correlate(ctx.study, level=lv, method=m, against="metrics", kinds=ctx.settings.kinds)
-            for lv in LEVELS
-            for m in METHODS
-        ]
+    corr = ctx.shown(
+        pl.concat(
+            [
+                an.correlate(
+                    ctx.study, level=lv, method=m, against="metrics", kinds=ctx.settings.kinds
+                )
+                for lv in LEVELS
+                for m in METHODS
+            ]
+        )
     ).select(
         "measure",
         "against",
@@ -356,7 +392,7 @@ def metric_metric(ctx: Context) -> Section:
         pl.col("against").replace_strict(families, default="").alias("family_against"),
     )
     present = sorted({f for f in families.values() if f})
-    choices: dict[str, tuple[str, ...]] = {"method": METHODS, "level": LEVELS}
+    choices: dict[str, tuple[str, ...]] = {"method": METHODS, "level": ctx.level_names(LEVELS)}
     if len(present) > 1:
         # "all", or one family: the pairs whose two metrics both belong to it.
         corr = corr.with_columns(
@@ -472,10 +508,11 @@ def williams(ctx: Context) -> Section:
         "with the criterion than metric b'; dark cells (small p) mark significant "
         "improvements. Pick the criterion in the drop-down.",
         {
-            "level": s.williams_level,
+            "level": ctx.level_name(s.williams_level),
             "method": s.williams_method,
             "alternative": "greater",
-            "n": "systems (system level) / inputs (story level, the paper's convention)",
+            "n": f"systems (system level) / inputs ({ctx.study.item_word} level, the paper's "
+            "convention)",
             "correction": s.correction or "none",
             "alpha": s.alpha,
             "significant": f"{'adjusted ' if s.correction else ''}p <= alpha",
@@ -494,7 +531,7 @@ def williams(ctx: Context) -> Section:
     )
     # Significance, colour and flags follow the corrected p-values when a correction is asked.
     shown = "pvalue_adjusted" if s.correction else "pvalue"
-    tests = tests.with_columns((pl.col(shown) <= s.alpha).alias("significant"))
+    tests = ctx.shown(tests).with_columns((pl.col(shown) <= s.alpha).alias("significant"))
     tooltip = ["measure_a", "measure_b", "r_a", "r_b", "statistic", "pvalue"]
     section.blocks += [
         Chart(
@@ -539,7 +576,7 @@ def borda(ctx: Context) -> Section:
         try:  # a metric or criterion constant at a level leaves its ranks undefined
             frames.append(an.borda(ctx.study, level=level, ties=s.ties, kinds=s.kinds))
         except ValueError as err:
-            section.blocks.append(Note(f"Not computed at {level} level: {err}."))
+            section.blocks.append(Note(f"Not computed at {ctx.level_name(level)} level: {err}."))
     if not frames:
         return section
     frame = pl.concat(frames)
@@ -547,21 +584,21 @@ def borda(ctx: Context) -> Section:
         section.blocks.append(
             Chart(
                 charts.bar_scores(
-                    frame.filter(pl.col("level") == level).head(15),
+                    ctx.shown(frame.filter(pl.col("level") == level).head(15)),
                     name=f"borda_{level}",
                     x="borda",
                     y="measure",
-                    title=f"Top 15 metrics by Borda count, {level} level (Tab. 6)",
+                    title=f"Top 15 metrics by Borda count, {ctx.level_name(level)} level (Tab. 6)",
                 )
             )
         )
-    section.blocks.append(Table("borda", frame, "Borda counts (Tab. 6)", max_rows=20))
+    section.blocks.append(Table("borda", ctx.shown(frame), "Borda counts (Tab. 6)", max_rows=20))
     return section
 
 
 #: Levels of the criterion-matched view of the LLM judges (system first, as Chhun et al. 2024),
 #: and those of their Williams tests against the best metric.
-JUDGE_LEVELS: tuple[str, ...] = ("system", "global", "story")
+JUDGE_LEVELS: tuple[str, ...] = ("system", "global", "item")
 JUDGE_WILLIAMS_LEVELS: tuple[str, ...] = ("system", "global")
 
 
@@ -589,7 +626,7 @@ def llm_judges(ctx: Context) -> Section:
         "the best automatic metric of each criterion, in both directions.",
         {
             "method": "kendall (tau-b)",
-            "levels": ", ".join(JUDGE_LEVELS),
+            "levels": ", ".join(ctx.level_names(JUDGE_LEVELS)),
             "human-written system": "included" if include_human else "excluded",
             "human rater row": "each rater against the mean of all raters, averaged over raters",
             "best metric": "kind metric with the largest |tau| with the criterion at the level",
@@ -609,11 +646,15 @@ def llm_judges(ctx: Context) -> Section:
     why = why or ctx.missing(criteria=True, systems=3)
     if why:
         return _absent(section, why)
-    view = pl.concat(
-        [
-            an.judge_criteria(ctx.study, level=level, method="kendall", include_human=include_human)
-            for level in JUDGE_LEVELS
-        ]
+    view = ctx.shown(
+        pl.concat(
+            [
+                an.judge_criteria(
+                    ctx.study, level=level, method="kendall", include_human=include_human
+                )
+                for level in JUDGE_LEVELS
+            ]
+        )
     )
     view = view.with_columns(
         pl.when(pl.col("prompt").is_null())
@@ -634,7 +675,7 @@ def llm_judges(ctx: Context) -> Section:
                 color="statistic",
                 title="Kendall tau of each LLM judge with the human criterion it rates, beside "
                 "a human rater (Chhun et al. 2024, Figs. 2-3)",
-                choices={"level": JUDGE_LEVELS},
+                choices={"level": ctx.level_names(JUDGE_LEVELS)},
                 tooltip=["column", "criterion", "statistic"],
                 spread="level",
                 diverging=True,

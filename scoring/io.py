@@ -3,7 +3,10 @@
 Three shapes are recognised by their columns:
 
 - generic: ``input, system, prompt, reference, story`` and optionally ``item`` (default item
-  name ``"<system>/<input>"``);
+  name ``"<system>/<input>"``) and further references in columns ``reference_2``,
+  ``reference_3``, ... (any number, in every format: CSV and Parquet columns, JSONL keys; an
+  item's references are its non-empty values among ``reference, reference_2, ...`` in that
+  order, so items may have different numbers of references; SummEval has 11 per summary);
 - ``hanna_stories_annotations.csv`` (``Story ID, Prompt, Human, Story, Model``, one row per
   rating): one item per Story ID, named as :mod:`hanna_stats.store.hanna` names HANNA items
   (item = Story ID, input = Story ID mod the number of prompts, system = Model), so its scores
@@ -12,13 +15,15 @@ Three shapes are recognised by their columns:
   order of first appearance (HANNA's prompt order), system = Model, item ``"<Model>/<input>"``.
 
 Prompts are required; a missing reference is refused only when a reference-based metric is
-asked for (:func:`to_texts`); an empty story is scored as an empty text (each metric's
+asked for, several references only when that metric takes one (:func:`to_texts`; the store
+keeps an item's first reference); an empty story is scored as an empty text (each metric's
 docstring says what it gives).
 """
 
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +36,7 @@ COLUMNS = ("item", "input", "system", "prompt", "reference", "story")
 GENERIC = ("input", "system", "prompt", "reference", "story")
 _ANNOTATIONS = ("Story ID", "Prompt", "Human", "Story", "Model")
 _LLM_STORIES = ("Prompt", "Human", "Story", "Model")
+_MORE_REFERENCES = re.compile(r"reference_([2-9]|[1-9][0-9]+)")
 
 
 @dataclass(frozen=True)
@@ -42,8 +48,9 @@ class ScoringInput:
     source : Source
         The file (name, bytes, SHA-256), for error messages and the store's provenance.
     frame : polars.DataFrame
-        Columns :data:`COLUMNS` (strings; ``reference`` and ``story`` may be null) and ``row``,
-        the 1-based data row where the item first appears.
+        Columns :data:`COLUMNS` (strings; ``reference`` and ``story`` may be null),
+        ``references`` (list of the item's non-empty reference texts, ``reference`` being the
+        first of them) and ``row``, the 1-based data row where the item first appears.
     """
 
     source: Source
@@ -70,8 +77,16 @@ def _text(source: Source, df: pl.DataFrame, column: str) -> pl.Expr:
     return pl.col(column).cast(pl.String)
 
 
+def _with_references(df: pl.DataFrame, columns: list[pl.Expr]) -> pl.DataFrame:
+    """Add ``references`` (the non-empty texts of ``columns``, in order); ``reference``
+    becomes the first of them."""
+    refs = pl.concat_list(columns).list.eval(pl.element().filter(pl.element().fill_null("") != ""))
+    df = df.with_columns(refs.alias("references"))
+    return df.with_columns(pl.col("references").list.first().alias("reference"))
+
+
 def _standard(source: Source, df: pl.DataFrame) -> pl.DataFrame:
-    """Map the recognised shapes onto :data:`COLUMNS` plus ``row``."""
+    """Map the recognised shapes onto :data:`COLUMNS` plus ``references`` and ``row``."""
     df = df.with_row_index("row", offset=1).with_columns(pl.col("row").cast(pl.Int64))
     cols = set(df.columns)
     if set(_ANNOTATIONS) <= cols:
@@ -92,9 +107,10 @@ def _standard(source: Source, df: pl.DataFrame) -> pl.DataFrame:
             )
         df = df.unique("item", keep="first", maintain_order=True)
         n_prompts = df["prompt"].n_unique()
-        return df.with_columns(
+        df = df.with_columns(
             (pl.col("item").cast(pl.Int64) % n_prompts).cast(pl.String).alias("input")
-        ).select(*COLUMNS, "row")
+        )
+        return _with_references(df, [pl.col("reference")]).select(*COLUMNS, "references", "row")
     if set(_LLM_STORIES) <= cols:
         text = {c: _text(source, df, c) for c in _LLM_STORIES}
         df = df.select(
@@ -107,9 +123,8 @@ def _standard(source: Source, df: pl.DataFrame) -> pl.DataFrame:
         order = df["prompt"].unique(maintain_order=True).drop_nulls()
         index = pl.DataFrame({"prompt": order, "input": [str(i) for i in range(order.len())]})
         df = df.join(index, on="prompt", how="left", maintain_order="left")
-        return df.with_columns(pl.concat_str("system", pl.lit("/"), "input").alias("item")).select(
-            *COLUMNS, "row"
-        )
+        df = df.with_columns(pl.concat_str("system", pl.lit("/"), "input").alias("item"))
+        return _with_references(df, [pl.col("reference")]).select(*COLUMNS, "references", "row")
     exprs = [_text(source, df, c).alias(c) for c in GENERIC]
     for key in ("input", "system"):
         exprs[GENERIC.index(key)] = exprs[GENERIC.index(key)].str.strip_chars()
@@ -118,7 +133,11 @@ def _standard(source: Source, df: pl.DataFrame) -> pl.DataFrame:
         if "item" in cols
         else pl.concat_str(pl.col("system").str.strip_chars(), pl.lit("/"), pl.col("input"))
     )
-    return df.select(item.alias("item"), *exprs, "row").select(*COLUMNS, "row")
+    more = sorted((int(m[1]), c) for c in cols if (m := _MORE_REFERENCES.fullmatch(c)))
+    more_refs = [_text(source, df, c).alias(c) for _, c in more]
+    df = df.select(item.alias("item"), *exprs, *more_refs, "row")
+    references = [pl.col("reference"), *(pl.col(c) for _, c in more)]
+    return _with_references(df, references).select(*COLUMNS, "references", "row")
 
 
 def _first(df: pl.DataFrame, mask: pl.Expr) -> dict | None:
@@ -168,25 +187,47 @@ def read_texts(path: str | Path) -> ScoringInput:
     return ScoringInput(source, df)
 
 
-def to_texts(data: ScoringInput, *, need_reference: bool) -> Texts:
+def to_texts(
+    data: ScoringInput, *, need_reference: bool, single_reference: str | None = None
+) -> Texts:
     """The :class:`~scoring.registry.Texts` of ``data``; a null story counts as empty text.
+
+    Parameters
+    ----------
+    data : ScoringInput
+        Texts read by :func:`read_texts`.
+    need_reference : bool
+        Refuse items without a reference.
+    single_reference : str, optional
+        The name of a scorer that takes one reference per item: refuse items with several.
 
     Raises
     ------
     InputError
-        If ``need_reference`` and a row has no reference text (naming the row).
+        If ``need_reference`` and a row has no reference text, or ``single_reference`` and a
+        row has several (naming the row).
     """
     df = data.frame
+    count = pl.col("references").list.len()
     if need_reference:
-        missing = _first(df, pl.col("reference").is_null() | (pl.col("reference") == ""))
+        missing = _first(df, count == 0)
         if missing is not None:
             raise data.source.error(
                 "no reference text (needed by the reference-based metrics)",
                 row=missing["row"],
                 column="reference",
             )
+    if single_reference is not None:
+        several = _first(df, count > 1)
+        if several is not None:
+            raise data.source.error(
+                f"{len(several['references'])} references, but scorer {single_reference!r} "
+                "takes one per item",
+                row=several["row"],
+                column="reference_2",
+            )
     return Texts.of(
         df["prompt"].to_list(),
-        df["reference"].fill_null("").to_list(),
+        [refs if len(refs) else [""] for refs in df["references"].to_list()],
         df["story"].fill_null("").to_list(),
     )

@@ -9,6 +9,7 @@ compute functions, never at registration, so listing the registry is cheap and w
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,32 +32,66 @@ class Texts:
     prompts : tuple of str
         The input (the story prompt); reference-free metrics compare the candidate with it.
     references : tuple of str
-        The human reference story; reference-based metrics compare the candidate with it.
+        The (first) human reference of each item; reference-based metrics compare the
+        candidate with it.
     candidates : tuple of str
         The story being scored.
+    extra_references : tuple of tuple of str
+        The further references of each item (SummEval has 11 per summary); empty tuples when
+        each item has one (the default). Only scorers registered with a ``multi_reference``
+        rule read them; the others refuse texts that have any (:func:`register`).
     """
 
     prompts: tuple[str, ...]
     references: tuple[str, ...]
     candidates: tuple[str, ...]
+    extra_references: tuple[tuple[str, ...], ...] = ()
 
     def __post_init__(self) -> None:
         n = len(self.candidates)
-        if len(self.prompts) != n or len(self.references) != n:
+        if not self.extra_references:
+            object.__setattr__(self, "extra_references", ((),) * n)
+        if len(self.prompts) != n or len(self.references) != n or len(self.extra_references) != n:
             raise ValueError(
-                f"Texts: prompts, references and candidates must have the same length "
-                f"(got {len(self.prompts)}, {len(self.references)}, {n})"
+                f"Texts: prompts, references, extra_references and candidates must have the "
+                f"same length (got {len(self.prompts)}, {len(self.references)}, "
+                f"{len(self.extra_references)}, {n})"
             )
 
     @classmethod
     def of(
-        cls, prompts: Sequence[str], references: Sequence[str], candidates: Sequence[str]
+        cls,
+        prompts: Sequence[str],
+        references: Sequence[str | Sequence[str]],
+        candidates: Sequence[str],
     ) -> Texts:
-        """Build from any sequences of strings."""
-        return cls(tuple(prompts), tuple(references), tuple(candidates))
+        """Build from any sequences; an entry of ``references`` is one text or a non-empty
+        sequence of texts (the item's references, first one first)."""
+        refs = [(r,) if isinstance(r, str) else tuple(r) for r in references]
+        if any(not r for r in refs):
+            raise ValueError("Texts.of: every item needs at least one reference text")
+        return cls(
+            tuple(prompts), tuple(r[0] for r in refs), tuple(candidates), tuple(r[1:] for r in refs)
+        )
 
     def __len__(self) -> int:
         return len(self.candidates)
+
+    @property
+    def multi_reference(self) -> bool:
+        """Whether some item has more than one reference."""
+        return any(self.extra_references)
+
+    def reference_groups(self) -> tuple[list[str], np.ndarray]:
+        """All references, item after item (first reference first), and the ``len(self) + 1``
+        offsets: item i's references are ``refs[offsets[i]:offsets[i + 1]]``."""
+        refs = [
+            r
+            for first, more in zip(self.references, self.extra_references, strict=True)
+            for r in (first, *more)
+        ]
+        counts = [1 + len(more) for more in self.extra_references]
+        return refs, np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -76,6 +111,13 @@ class ScoringConfig:
         Checkpoint overrides, ``{default model name: name or local path}``.
     progress : bool
         Show progress bars (only on a terminal; see ``hanna_stats._progress``).
+    split_sentences : bool
+        Split every reference and candidate into sentences, one per line, before ROUGE reads
+        it (:func:`scoring.strings.rouge.split_sentences`); changes the summary-level ROUGE-L
+        and ROUGE-W, whose units are lines.
+    lowercase : bool
+        Novelty-n and Repetition-n on lowercased tokens, as SummEval's current
+        ``DataStatsMetric(case=False)``; default case-sensitive, as HANNA's published values.
     """
 
     hanna_compat: bool = False
@@ -83,6 +125,8 @@ class ScoringConfig:
     batch_size: int = 32
     models: Mapping[str, str] = field(default_factory=dict)
     progress: bool = True
+    split_sentences: bool = False
+    lowercase: bool = False
 
 
 #: ``compute(texts, config) -> {measure name: float64 array of len(texts)}``
@@ -107,6 +151,9 @@ class Scorer:
         Importable modules the scorer needs; ``available`` is False when one is missing.
     compute : callable
         See :data:`ComputeFn`.
+    multi_reference : str or None
+        How several references per item combine (e.g. ``"max"``), as the metric's paper or
+        reference implementation does; None: one reference per item only.
     """
 
     name: str
@@ -115,6 +162,7 @@ class Scorer:
     reference: bool
     requires: tuple[str, ...]
     compute: ComputeFn
+    multi_reference: str | None = None
 
     @property
     def symbol(self) -> str:
@@ -137,8 +185,13 @@ def register(
     family: str,
     reference: bool,
     requires: Sequence[str] = (),
+    multi_reference: str | None = None,
 ) -> Callable[[ComputeFn], ComputeFn]:
-    """Decorator registering ``compute`` as scorer ``name`` (see :class:`Scorer`)."""
+    """Decorator registering ``compute`` as scorer ``name`` (see :class:`Scorer`).
+
+    A reference-based scorer without ``multi_reference`` is wrapped so that it refuses
+    :class:`Texts` with several references per item (ValueError naming the scorer).
+    """
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
 
@@ -148,10 +201,28 @@ def register(
         taken = {m for s in REGISTRY.values() for m in s.measures} & set(measures)
         if taken:
             raise ValueError(f"measures {sorted(taken)} already belong to another scorer")
-        REGISTRY[name] = Scorer(name, tuple(measures), family, reference, tuple(requires), compute)
+        if reference and multi_reference is None:
+            compute = _single_reference(name, compute)
+        REGISTRY[name] = Scorer(
+            name, tuple(measures), family, reference, tuple(requires), compute, multi_reference
+        )
         return compute
 
     return decorate
+
+
+def _single_reference(name: str, compute: ComputeFn) -> ComputeFn:
+    @functools.wraps(compute)
+    def checked(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
+        if texts.multi_reference:
+            i = next(i for i, more in enumerate(texts.extra_references) if more)
+            raise ValueError(
+                f"scorer {name!r} takes one reference per item (item {i} has "
+                f"{1 + len(texts.extra_references[i])}); score it with one reference"
+            )
+        return compute(texts, config)
+
+    return checked
 
 
 def scorer_of(measure: str) -> Scorer:
@@ -168,8 +239,9 @@ def list_metrics() -> pl.DataFrame:
     Returns
     -------
     polars.DataFrame
-        Columns ``metric, scorer, family, reference, symbol, available``; ``reference`` is
-        ``"based"`` or ``"free"``.
+        Columns ``metric, scorer, family, reference, symbol, available, multi_reference``;
+        ``reference`` is ``"based"`` or ``"free"``; ``multi_reference`` how several references
+        per item combine (null: one reference only).
     """
     rows = [
         {
@@ -179,6 +251,7 @@ def list_metrics() -> pl.DataFrame:
             "reference": "based" if s.reference else "free",
             "symbol": s.symbol,
             "available": s.available,
+            "multi_reference": s.multi_reference,
         }
         for s in REGISTRY.values()
         for measure in s.measures
@@ -190,5 +263,6 @@ def list_metrics() -> pl.DataFrame:
         "reference": pl.String,
         "symbol": pl.String,
         "available": pl.Boolean,
+        "multi_reference": pl.String,
     }
     return pl.DataFrame(rows, schema=schema)

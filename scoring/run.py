@@ -110,7 +110,8 @@ def score_input(
     Raises
     ------
     InputError
-        If a reference-based metric is asked for and a row has no reference.
+        If a reference-based metric is asked for and a row has no reference, or one that
+        takes a single reference and a row has several.
     """
     df = data.frame
     done = set() if skip is None else set(skip.select("item", "measure").iter_rows())
@@ -123,7 +124,12 @@ def score_input(
         rows = df.filter(pl.Series(todo, dtype=pl.Boolean))
         if rows.height == 0:
             continue
-        texts = to_texts(ScoringInput(data.source, rows), need_reference=REGISTRY[name].reference)
+        scorer = REGISTRY[name]
+        texts = to_texts(
+            ScoringInput(data.source, rows),
+            need_reference=scorer.reference,
+            single_reference=name if scorer.reference and not scorer.multi_reference else None,
+        )
         values = score(texts, measures, config)
         for m in measures:
             part = rows.select("item", "input", "system").with_columns(

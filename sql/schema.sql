@@ -98,9 +98,15 @@ ALTER TABLE ratings ADD COLUMN IF NOT EXISTS answer VARCHAR;
 -- The study the store holds: one row, written by the first ingest (HANNA, or the name given to
 -- a tidy ingest). A store holds one study: an ingest whose inputs are all new to a store that
 -- already has some is refused unless it asks to extend the study (ingest --extend).
+-- item_word: the study's own word for its items (HANNA 'story', SummEval 'summary', WMT
+-- 'segment'; default 'item'), written by the first ingest; the report names the item level by it
+-- ("story level"), the analyses' outputs always say 'item'. NULL in a store written before the
+-- column existed (read as 'story' for HANNA, else 'item').
 CREATE TABLE IF NOT EXISTS study (
-    name VARCHAR NOT NULL
+    name      VARCHAR NOT NULL,
+    item_word VARCHAR
 );
+ALTER TABLE study ADD COLUMN IF NOT EXISTS item_word VARCHAR;
 
 -- What each ingest found outside its measures' scales and what its scale policy did, per
 -- measure: values below scale_min, above scale_max, not whole on a Likert or integer scale (rater

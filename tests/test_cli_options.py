@@ -24,7 +24,10 @@ def _function(target):
 
 def _defaults(command):
     parser = cli._parser()
-    required = {"williams": ["--criterion", "EM"], "permutation": ["--criterion", "EM"]}
+    required = {
+        name: ["--criterion", "EM"]
+        for name in ("williams", "permutation", "calibrated-permutation", "clusters")
+    }
     return parser.parse_args([command.name, *required.get(command.name, [])])
 
 
@@ -50,7 +53,7 @@ def test_choices_come_from_the_analyses():
     from hanna_stats.analyses import _common, correlations
 
     args = {a.dest: a for a in _subparser("correlate")._actions}
-    assert tuple(args["level"].choices) == _common.LEVELS
+    assert tuple(args["level"].choices) == (*_common.LEVELS, *_common.ITEM_SYNONYMS)
     assert tuple(args["method"].choices) == _common.COEFFICIENTS
     assert tuple(args["variant"].choices) == _common.VARIANTS
     assert tuple(args["nan_policy"].choices) == _common.NAN_POLICIES
@@ -114,6 +117,9 @@ class _Recorder:
                 include_human=True,
                 kinds=("metric", "llm-judge"),
                 pvalue_method=None,
+                group_by="input",
+                weighting="uniform",
+                confidence=None,
             ),
         ),
         (
@@ -229,6 +235,10 @@ class _Recorder:
                 "50",
                 "--alternative",
                 "less",
+                "--unit",
+                "systems",
+                "--stop-alpha",
+                "0.05",
                 "--seed",
                 "6",
             ],
@@ -239,6 +249,8 @@ class _Recorder:
                 method="pearson",
                 permutations=50,
                 alternative="less",
+                unit="systems",
+                stop_alpha=0.05,
                 seed=6,
                 include_human=False,
                 kinds=("metric",),
@@ -268,6 +280,31 @@ class _Recorder:
             ["system-means", "--confidence", "0.99"],
             "ratings:system_means",
             dict(measures=None, kinds=("human",), confidence=0.99, include_human=True),
+        ),
+        (
+            ["calibrate", "--level", "system", "--statistic", "tau_eq", "--group-by", "system"],
+            "meta_eval:calibrated_accuracy",
+            dict(
+                level="system",
+                statistic="tau_eq",
+                group_by="system",
+                include_human=False,
+                kinds=("metric",),
+            ),
+        ),
+        (
+            ["clusters", "--criterion", "EM", "--method", "acc_eq", "--alpha", "0.1"],
+            "meta_eval:metric_clusters",
+            dict(
+                criterion="EM",
+                level="system",
+                method="acc_eq",
+                permutations=1000,
+                seed=0,
+                alpha=0.1,
+                include_human=False,
+                kinds=("metric",),
+            ),
         ),
     ],
     ids=lambda v: v[0] if isinstance(v, list) else None,

@@ -195,8 +195,8 @@ def test_exact_refused_where_scipy_refuses(hanna_study):
         )
 
 
-def test_story_level_and_acc_eq_have_no_pvalue(hanna_study):
-    with pytest.raises(ValueError, match=r"story-level correlation is a mean of per-input.*`ci`"):
+def test_item_level_and_acc_eq_have_no_pvalue(hanna_study):
+    with pytest.raises(ValueError, match=r"item-level correlation is a mean of per-input.*`ci`"):
         correlate(hanna_study, level="story", pvalue_method="auto")
     with pytest.raises(ValueError, match=r"method='acc_eq'\) has no p-value"):
         correlate(hanna_study, level="system", method="acc_eq", pvalue_method="auto")

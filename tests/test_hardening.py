@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -116,6 +117,22 @@ def annotations(*rows: str) -> str:
 
 
 ANN_ROW = "0,A prompt,A human story,A story,GPT-2,{r},3,3,3,3,3,{w},a1,60,x"
+SUMMEVAL = "model_annotations.aligned.jsonl"
+RATING = {"coherence": 3, "consistency": 4, "fluency": 5, "relevance": 2}
+
+
+def summeval_line(drop: tuple[str, ...] = (), **fields) -> str:
+    """One line of SummEval's annotation file, ``fields`` changed and ``drop`` left out."""
+    record = {
+        "id": "dm-test-1",
+        "model_id": "M0",
+        "decoded": "A summary.",
+        "expert_annotations": [RATING] * 3,
+        "turker_annotations": [RATING] * 5,
+        "references": ["A reference."] * 11,
+        **fields,
+    }
+    return json.dumps({k: v for k, v in record.items() if k not in drop}) + "\n"
 
 
 # --------------------------------------------------------------------------- the table
@@ -334,6 +351,36 @@ TIDY = [
             [("p1-A", "p1", "A", "BLEU", 0.0, "human")], "item,input,system,measure,value,kind"
         ),
         ("BLEU", "'metric'", "'human'", "column 'kind'"),
+    ),
+    tidy_case(
+        "human-measure-absent",
+        with_row(("p9-A", "p9", "A", "BLEU", 1, None)),
+        ("column 'measure'", "'Nope'", "not in the file"),
+        more=("--human", "Fluency,Nope"),
+    ),
+    tidy_case(
+        "human-measure-of-kind-metric",
+        tidy_csv([("p1-A", "p1", "A", "X", 1, "metric")], "item,input,system,measure,value,kind"),
+        ("row 1", "column 'kind'", "'X'", "'metric'"),
+        more=("--human", "X"),
+    ),
+    tidy_case(
+        "summeval-bad-json",
+        summeval_line() + '{"id": "dm-test-2", \n',
+        ("row 2", "invalid JSON"),
+        name=SUMMEVAL,
+    ),
+    tidy_case(
+        "summeval-missing-experts",
+        summeval_line() + summeval_line(("expert_annotations",), model_id="M1"),
+        ("row 2", "column 'expert_annotations'", "missing"),
+        name=SUMMEVAL,
+    ),
+    tidy_case(
+        "summeval-rating-6",
+        summeval_line(expert_annotations=[RATING, {**RATING, "fluency": 6}]),
+        ("row 1", "'expert_annotations[1].fluency'", "from 1 to 5", "got 6"),
+        name=SUMMEVAL,
     ),
     tidy_case(
         "human-system-absent",
@@ -570,7 +617,7 @@ SQL = [
     ),
     Case(
         "sql-insert-read-only",
-        ("sql", "--db", "{db}", "INSERT INTO study VALUES ('x')"),
+        ("sql", "--db", "{db}", "INSERT INTO study (name) VALUES ('x')"),
         ("read-only",),
     ),
     Case("sql-drop-read-only", ("sql", "--db", "{db}", "DROP TABLE scores"), ("read-only",)),
@@ -624,7 +671,7 @@ SOURCE = [
     Case(
         "no-human-criteria",
         ("correlate", "--db", "{db}"),
-        ("no human criteria", "kind 'human'", "--against metrics"),
+        ("no human criteria", "kind 'human'", "--human", "--against metrics"),
         store="metrics-only",
     ),
     Case(
@@ -767,7 +814,7 @@ ANALYSES = [
         "correlate",
         "--pvalue-method",
         "auto",
-        words=("story-level", "level='system'"),
+        words=("item-level", "level='system'"),
     ),
     analysis("agreement-confidence", "agreement", "--confidence", "2", words=("confidence", "2")),
     analysis(

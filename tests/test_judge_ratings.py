@@ -155,6 +155,21 @@ def test_unparsed_answers_are_counted_without_a_scale(tmp_path):
     ]
 
 
+def test_judges_without_scale_records_have_an_empty_scale_table(tmp_path):
+    # A judge measure that declares no scale and has no unparsed answer is never checked: its
+    # scale table is empty (typed), not an error.
+    from hanna_stats.analyses import judge_scale
+
+    rows = list(TRIES[:4])
+    rows += [("a", "p1", "s1", "J Fluency", 4, "", "", "Fluency", "J", "1", "", "", "", "")]
+    rows += [("b", "p1", "s2", "J Fluency", 2, "", "", "Fluency", "J", "1", "", "", "", "")]
+    con = open_store()
+    ingest_tidy(con, write_csv(tmp_path / "t.csv", rows))
+    table = judge_scale(load_study(con))
+    assert table.height == 0
+    assert table.schema["n_values"] == pl.Int64 and table.schema["missing"] == pl.Int64
+
+
 def test_continuous_and_integer_scales(tmp_path):
     header = "item,input,system,measure,value,rater,kind,scale,scale_min,scale_max"
     rows = [
@@ -224,7 +239,7 @@ def test_judges_system_means_on_hanna(hanna_dir, hanna_study):
     """A judge's mean rating of each system: the file's values (policy keep), t-interval."""
     raw = pl.read_csv(hanna_dir / "hanna_metric_scores_llm.csv")
     means = system_means(hanna_study, measures=["Mistral-7B Empathy (prompt 2)"])
-    assert set(means["criterion"]) == {"Empathy"} and set(means["unit"]) == {"story"}
+    assert set(means["criterion"]) == {"Empathy"} and set(means["unit"]) == {"item"}
     for system, cell in raw.select("Model", "Mistral-7B EM 2").iter_rows():
         values = np.array(json.loads(cell), dtype=float)
         row = means.filter(pl.col("system") == system).row(0, named=True)

@@ -48,7 +48,8 @@ def test_correlation_ci_system_level_named_target(con):
 
 def test_permutation_test_on_hanna(con):
     df = permutation_test(con, criterion="Empathy", method="pearson", permutations=200)
-    assert df.shape == (72 * 71, 12)
+    assert df.shape == (72 * 71, 14)
+    assert (df["unit"] == "both").all() and (df["n_drawn"] == 200).all()
     row = df.filter((pl.col("measure_a") == "BERTScore F1") & (pl.col("measure_b") == "BLEU"))
     # The conventions' Williams example: system-level Pearson |r| 0.8867 vs 0.7730.
     assert abs(row["r_a"][0]) == pytest.approx(0.8867, abs=1e-4)
@@ -56,3 +57,37 @@ def test_permutation_test_on_hanna(con):
     assert 0 <= row["pvalue"][0] <= 1 and row["n_valid"][0] == 200
     with pytest.raises(ValueError, match="criterion"):
         permutation_test(con, criterion="Nope")
+
+
+def test_story_level_kendall_units_and_early_stopping_on_hanna(con):
+    # All 2,556 metric pairs at story level (the polynomial fast path), against the slow
+    # per-input loop of the kernel on a few pairs and the same swaps.
+    from hanna_stats.kernels.permutation import (
+        _item_null,
+        permutation_null,
+        permutation_swaps,
+        standardize,
+    )
+
+    df = permutation_test(con, criterion="Coherence", level="story", permutations=100, seed=3)
+    assert df.shape == (72 * 71, 14) and (df["n_drawn"] == 100).all()
+    ref = correlate(con, level="story", method="kendall", kinds=("metric",))
+    joined = df.join(
+        ref.filter(pl.col("against") == "Coherence"), left_on="measure_a", right_on="measure"
+    )
+    np.testing.assert_allclose(joined["r_a"], joined["statistic"], atol=1e-12)
+    cube = con.cube(kinds=("metric",), include_human=False)
+    crit = con.cube(measures=[con.criterion("Coherence")], include_human=False).values[0]
+    swaps = permutation_swaps(*crit.shape, permutations=30, seed=1, unit="systems")
+    pairs = np.array([(0, 1), (5, 40), (70, 71)])
+    fast = permutation_null(cube.values, crit, pairs, swaps, level="item")
+    slow = _item_null(standardize(cube.values), crit, swaps, pairs, 2, 1)
+    np.testing.assert_array_equal(fast, slow)
+    stop = permutation_test(
+        con, criterion="Coherence", level="story", permutations=400, unit="inputs",
+        stop_alpha=0.05,
+    )  # fmt: skip
+    assert (stop["unit"] == "inputs").all()
+    assert stop["n_drawn"].min() < 400 and stop["n_drawn"].max() <= 400
+    with pytest.raises(ValueError, match="unit"):
+        permutation_test(con, criterion="Coherence", unit="cells")

@@ -43,8 +43,11 @@ def _see(text: str) -> str:
     return f"<html>\n<head>\n<title>t</title>\n</head>\n<body>\n{lines}\n</body>\n</html>"
 
 
-def perl_rouge(references: list[str], candidates: list[str]) -> dict[str, np.ndarray]:
-    """Per-item scores of ROUGE-1.5.5.pl with a WordNet exception DB built from its data."""
+def perl_rouge(references: list[str | list[str]], candidates: list[str]) -> dict[str, np.ndarray]:
+    """Per-item scores of ROUGE-1.5.5.pl with a WordNet exception DB built from its data.
+
+    An item's references are one text or a list (models A, B, ... as SummEval's pyrouge calls
+    name them; the script's default scoring formula -f A)."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         data = root / "data"
@@ -61,13 +64,16 @@ def perl_rouge(references: list[str], candidates: list[str]) -> dict[str, np.nda
             (HOME / "data" / "smart_common_words.txt").read_bytes()
         )
         evals = []
-        for i, (r, c) in enumerate(zip(references, candidates, strict=True)):
+        for i, (refs, c) in enumerate(zip(references, candidates, strict=True)):
             (root / f"p{i}.html").write_text(_see(c), encoding="utf-8")
-            (root / f"m{i}.html").write_text(_see(r), encoding="utf-8")
+            models = []
+            for j, r in enumerate([refs] if isinstance(refs, str) else refs):
+                (root / f"m{i}_{j}.html").write_text(_see(r), encoding="utf-8")
+                models.append(f'<M ID="{chr(ord("A") + j)}">m{i}_{j}.html</M>')
             evals.append(
                 f'<EVAL ID="{i}"><PEER-ROOT>{root}</PEER-ROOT><MODEL-ROOT>{root}</MODEL-ROOT>'
                 f'<INPUT-FORMAT TYPE="SEE"></INPUT-FORMAT><PEERS><P ID="1">p{i}.html</P></PEERS>'
-                f'<MODELS><M ID="A">m{i}.html</M></MODELS></EVAL>'
+                f"<MODELS>{''.join(models)}</MODELS></EVAL>"
             )
         config = root / "config.xml"
         config.write_text(f'<ROUGE-EVAL version="1.0">{"".join(evals)}</ROUGE-EVAL>')
@@ -86,7 +92,7 @@ def perl_rouge(references: list[str], candidates: list[str]) -> dict[str, np.nda
     return scores
 
 
-def _assert_agree(references: list[str], candidates: list[str]) -> None:
+def _assert_agree(references: list[str | list[str]], candidates: list[str]) -> None:
     expected = perl_rouge(references, candidates)
     ours = rouge(Texts.of([""] * len(references), references, candidates), COMPAT)
     for m in MEASURES:
@@ -106,6 +112,18 @@ def test_rouge_agrees_with_perl_on_fixed_corpus():
     rng = random.Random(7)
     refs = [f"cat {_random_text(rng)}" for _ in range(40)] + ["the cat", "a b c d e f"]
     cands = [_random_text(rng) for _ in range(40)] + ["", "a b c d e f"]
+    _assert_agree(refs, cands)
+
+
+def test_rouge_agrees_with_perl_with_several_references():
+    # 1-4 references per item (the script's default -f A sums hits and counts over them),
+    # including a repeated reference and the candidate itself among the references.
+    rng = random.Random(11)
+    refs: list[list[str]] = [
+        [f"cat {_random_text(rng)}" for _ in range(rng.randint(1, 4))] for _ in range(25)
+    ]
+    cands = [_random_text(rng) for _ in range(25)] + ["the cat sat", "a b c"]
+    refs += [["the cat sat", "the cat sat", "a cat ran home"], ["a b c", "cat d e f g"]]
     _assert_agree(refs, cands)
 
 

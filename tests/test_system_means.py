@@ -114,7 +114,7 @@ def test_tab4_half_widths_from_ratings(by_rating):
 def test_story_unit_half_widths_differ(by_story):
     # Over the 96 story averages the intervals differ from the printed ones (e.g. Human CH
     # 0.11 vs 0.10): the paper used individual ratings.
-    assert set(by_story["unit"]) == {"story"}
+    assert set(by_story["unit"]) == {"item"}
     n = dict(zip(by_story["criterion"], by_story["n"], strict=False))
     assert n["Relevance"] == 96 and n["Average"] == 576
     wrong = dict(mismatches(by_story, "half_width", 1))

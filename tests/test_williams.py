@@ -148,11 +148,11 @@ def test_williams_all_matches_single_calls(con):
     every = williams_all(con)
     assert every.height == 6 * 2 * 3 * 72 * 71
     ns = every.group_by("level").agg(pl.col("n").unique()).sort("level")
-    assert ns["n"].to_list() == [[96], [10]]  # story: inputs (the paper's convention); system
+    assert ns["n"].to_list() == [[96], [10]]  # item: inputs (the paper's convention); system
     single = williams(con, criterion="Surprise", level="story", method="kendall")
     part = every.filter(
         (pl.col("criterion") == "Surprise")
-        & (pl.col("level") == "story")
+        & (pl.col("level") == "item")
         & (pl.col("method") == "kendall")
     )
     assert part.equals(single)

@@ -5,7 +5,7 @@ options; correlation matrices and paired bootstraps are computed once per settin
 on the Study, so calling several analyses costs little more than the first.
 
 - :mod:`~hanna_stats.analyses.correlations`: :func:`correlate`, metric-criterion, metric-metric
-  and criterion-criterion correlations at story, system or global level (Figs. 1-6, 10-25;
+  and criterion-criterion correlations at item, system or global level (Figs. 1-6, 10-25;
   Tabs. 5, 8, 9);
 - :mod:`~hanna_stats.analyses.ratings` (rater-level values: people's ratings, LLM judges'
   tries): :func:`agreement`, ICC and Krippendorff's alpha (Tab. 3; a judge's self-consistency);
@@ -22,6 +22,10 @@ on the Study, so calling several analyses costs little more than the first.
   values found outside the judges' scale;
 - :mod:`~hanna_stats.analyses.user_study`: :func:`user_study_agreement`, nominal agreement of the
   TACL user study (Gwet's AC1, Fleiss' kappa, Krippendorff's alpha);
+- :mod:`~hanna_stats.analyses.meta_eval` (the MT metrics tasks' statistics):
+  :func:`calibrated_accuracy` (tie-calibrated acc_eq / tau_eq), :func:`calibrated_comparison`
+  (pairwise permutation tests of calibrated measures), :func:`spa` (soft pairwise accuracy),
+  :func:`metric_clusters` (significance clusters of a leaderboard);
 - :mod:`~hanna_stats.analyses.overview`: what the study holds.
 """
 
@@ -52,6 +56,10 @@ _HOME = {
     "rater_panel": "judges",
     "judge_scale": "judges",
     "judge_williams": "judges",
+    "calibrated_accuracy": "meta_eval",
+    "calibrated_comparison": "meta_eval",
+    "spa": "meta_eval",
+    "metric_clusters": "meta_eval",
 }
 __all__ = sorted(_HOME)
 

@@ -7,16 +7,22 @@ import numpy as np
 from hanna_stats.kernels import LevelCorrelationResult, level_correlation, pairwise_accuracy
 from hanna_stats.store import AUTOMATIC_KINDS, Cube, Study
 
-LEVELS: tuple[str, ...] = ("story", "system", "global")
+#: The levels, by their canonical names: ``item`` (within each input, across the systems, then
+#: averaged over the inputs), ``system`` (system means) and ``global`` (all items pooled).
+LEVELS: tuple[str, ...] = ("item", "system", "global")
 #: The levels of the analyses that resample or rank by level (no global level).
-STORY_SYSTEM_LEVELS: tuple[str, ...] = LEVELS[:2]
+ITEM_SYSTEM_LEVELS: tuple[str, ...] = LEVELS[:2]
+#: Other words for the item level, accepted wherever a level is given: HANNA's stories,
+#: SummEval's summaries, WMT's segments. Outputs always say ``item``.
+ITEM_SYNONYMS: tuple[str, ...] = ("story", "summary", "segment")
+#: Every word a level may be given by (the command line's choices).
+LEVEL_WORDS: tuple[str, ...] = (*LEVELS, *ITEM_SYNONYMS)
+ITEM_SYSTEM_WORDS: tuple[str, ...] = (*ITEM_SYSTEM_LEVELS, *ITEM_SYNONYMS)
 METHODS: tuple[str, ...] = ("pearson", "spearman", "kendall")
 VARIANTS: tuple[str, ...] = ("a", "b", "c")
 NAN_POLICIES: tuple[str, ...] = ("omit", "propagate", "raise")
 #: The correlation coefficients plus pairwise accuracy with ties (Deutsch et al. 2023).
 COEFFICIENTS: tuple[str, ...] = (*METHODS, "acc_eq")
-#: Analysis level -> kernel level (the paper's "story" level is the kernels' "item" level).
-KERNEL_LEVEL = {"story": "item", "system": "system", "global": "global"}
 #: Kinds of automatic measures; analyses default to the paper's metrics only.
 DEFAULT_KINDS: tuple[str, ...] = ("metric",)
 
@@ -25,6 +31,30 @@ def check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
     """Raise ValueError naming ``name`` unless ``value`` is one of ``choices``."""
     if value not in choices:
         raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+
+
+def check_level(level: object, levels: tuple[str, ...] = LEVELS) -> str:
+    """The canonical name of ``level``: ``"item"`` for any of :data:`ITEM_SYNONYMS`.
+
+    Raises
+    ------
+    ValueError
+        Listing the accepted words, unless ``level`` names one of ``levels``.
+
+    Examples
+    --------
+    >>> check_level("segment")
+    'item'
+    >>> check_level("global", ITEM_SYSTEM_LEVELS)
+    Traceback (most recent call last):
+    ...
+    ValueError: level must be one of item, system, story, summary, segment; got 'global'
+    """
+    name = "item" if isinstance(level, str) and level in ITEM_SYNONYMS else level
+    if isinstance(name, str) and name in levels:
+        return name
+    words = (*levels, *ITEM_SYNONYMS) if "item" in levels else levels
+    raise ValueError(f"level must be one of {', '.join(words)}; got {level!r}")
 
 
 def check_kinds(kinds: tuple[str, ...]) -> tuple[str, ...]:
@@ -46,7 +76,8 @@ def criteria_cube(study: Study, kinds: tuple[str, ...], include_human: bool) -> 
         raise ValueError(
             "the store holds no human criteria to correlate against: ingest human judgements "
             "(in a tidy file, give their rows kind 'human' in a `kind` column, or rater-level "
-            "rows with a `rater` column), or use --against metrics"
+            "rows with a `rater` column; or mark them at ingest: `ingest --human MEASURE[,...]`), "
+            "or use --against metrics"
         )
     return study.cube(kinds=("human", *kinds), include_human=include_human)
 
@@ -61,13 +92,17 @@ def correlation_matrix(
     include_human: bool = False,
     kinds: tuple[str, ...] = DEFAULT_KINDS,
     criteria: bool = True,
+    group_by: str = "input",
+    weighting: str = "uniform",
 ) -> tuple[Cube, LevelCorrelationResult]:
     """Every pair of measures of one cube correlated at one level, computed once per setting.
 
     The cube holds the human criteria (when ``criteria``) and the automatic measures of
     ``kinds``; the matrix is memoised on the Study under every setting it depends on, so the
     correlations, Williams tests, Borda counts, bootstrap point estimates and the report share
-    it. ``method="acc_eq"`` gives pairwise accuracy with ties.
+    it. ``method="acc_eq"`` gives pairwise accuracy with ties. ``group_by`` and ``weighting``
+    as :func:`~hanna_stats.kernels.level_correlation` (item level: inputs or systems as groups;
+    plain or observation-count weighted mean).
 
     Returns
     -------
@@ -75,6 +110,7 @@ def correlation_matrix(
         The cube and the (M, M) matrices of ``statistic``, ``n_groups``, ``n_skipped``.
     """
     kinds = check_kinds(kinds)
+    level = check_level(level)
     cube = (
         criteria_cube(study, kinds, include_human)
         if criteria
@@ -82,9 +118,16 @@ def correlation_matrix(
     )
     variant = variant if method == "kendall" else "b"  # the others have no variant
     key = ("correlation", level, method, variant, nan_policy, include_human, kinds, criteria)
+    if (group_by, weighting) != ("input", "uniform"):  # the default keeps the shared key
+        key = (*key, group_by, weighting)
 
     def compute() -> LevelCorrelationResult:
-        options = {"level": KERNEL_LEVEL[level], "nan_policy": nan_policy}
+        options = {
+            "level": level,
+            "nan_policy": nan_policy,
+            "group_by": group_by,
+            "weighting": weighting,
+        }
         if method == "acc_eq":
             return pairwise_accuracy(cube.values, **options)
         return level_correlation(cube.values, method=method, variant=variant, **options)

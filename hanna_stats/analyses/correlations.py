@@ -6,7 +6,8 @@ The analysis layer of the paper's Sec. 5.1-5.2 (Figs. 3-6, 14-25; Tabs. 5, 8, 9)
 
 Conventions (Chhun et al., 2022; see ``docs/conventions.md``):
 
-* ``level="story"``: for each input (prompt), correlate two measures across the systems, then
+* ``level="item"`` (HANNA's story level; ``"story"``, ``"summary"`` and ``"segment"`` name it
+  too): for each input (prompt), correlate two measures across the systems, then
   average over inputs. Inputs whose correlation is undefined (a constant vector) are skipped under
   ``nan_policy="omit"`` and the mean divides by the number of inputs used, reported as ``n_groups``.
 * ``level="system"``: correlate the per-system means over inputs.
@@ -18,7 +19,7 @@ Conventions (Chhun et al., 2022; see ``docs/conventions.md``):
 * p-values (``pvalue_method``): at system and global level the statistic is one correlation of
   ``n`` pairs (system means, or pooled items), and its two-sided p-value is that of
   :func:`hanna_stats.kernels.correlation`, as ``scipy.stats.kendalltau`` / ``spearmanr`` /
-  ``pearsonr``. A story-level statistic is a mean of per-input correlations and has none.
+  ``pearsonr``. An item-level statistic is a mean of per-input correlations and has none.
 """
 
 from __future__ import annotations
@@ -31,11 +32,10 @@ import polars as pl
 from hanna_stats.analyses._common import (
     COEFFICIENTS,
     DEFAULT_KINDS,
-    KERNEL_LEVEL,
-    LEVELS,
     NAN_POLICIES,
     VARIANTS,
     check_choice,
+    check_level,
     correlation_matrix,
     human_mask,
 )
@@ -46,10 +46,11 @@ from hanna_stats.kernels import (
     correlation,
     level_correlation,
 )
+from hanna_stats.kernels.fisher import fisher_interval
 from hanna_stats.kernels.grouped import at_level
 from hanna_stats.store import Cube, Study
 
-Level = Literal["story", "system", "global"]
+Level = Literal["item", "system", "global", "story", "summary", "segment"]
 Method = Literal["pearson", "spearman", "kendall", "acc_eq"]
 Against = Literal["criteria", "metrics", "inter-criteria", "all"]
 
@@ -72,7 +73,7 @@ PVALUE_SCHEMA = {"pvalue": pl.Float64, "n": pl.Int64}
 def correlate(
     study: Study,
     *,
-    level: Level = "story",
+    level: Level = "item",
     method: Method = "kendall",
     against: Against = "criteria",
     variant: Literal["a", "b", "c"] = "b",
@@ -80,6 +81,9 @@ def correlate(
     include_human: bool = False,
     kinds: tuple[str, ...] = DEFAULT_KINDS,
     pvalue_method: Literal["auto", "exact", "asymptotic"] | None = None,
+    group_by: Literal["input", "system"] = "input",
+    weighting: Literal["uniform", "count"] = "uniform",
+    confidence: float | None = None,
 ) -> pl.DataFrame:
     """Correlate measures with human criteria or with each other, at one aggregation level.
 
@@ -87,8 +91,9 @@ def correlate(
     ----------
     study : Study
         A loaded study (:func:`hanna_stats.open_study`, :func:`hanna_stats.store.load_study`).
-    level : {"story", "system", "global"}
-        Aggregation level (see the module docstring).
+    level : {"item", "system", "global"}
+        Aggregation level (see the module docstring); ``"story"``, ``"summary"`` or
+        ``"segment"`` give ``"item"``.
     method : {"pearson", "spearman", "kendall", "acc_eq"}
         Correlation coefficient. Spearman uses average ranks for ties. ``"acc_eq"`` is the
         pairwise accuracy with ties of Deutsch, Foster and Freitag (2023): the share of pairs
@@ -122,6 +127,18 @@ def correlate(
         per-system means (missing items skipped under ``nan_policy="omit"``) or the pooled
         items, pairs with a missing value dropped under ``"omit"``. ``"auto"`` is scipy's
         default: for Kendall, exact wherever neither vector has ties and ``n <= 33``.
+    group_by : {"input", "system"}
+        The groups of the item level (mt-metrics-eval's ``average_by``): ``"input"`` (default,
+        "by item") correlates across the systems within each input, ``"system"`` ("by
+        system") across the inputs within each system; then the groups are averaged.
+    weighting : {"uniform", "count"}
+        Item level: average the groups alike (default) or weight each group's correlation by
+        its number of observations present in both measures (mt-metrics-eval's
+        ``macro=False``).
+    confidence : float, optional
+        Pearson at system or global level: add the Fisher z interval of each correlation at
+        this level (:func:`hanna_stats.kernels.fisher_interval`, n the pairs present, as
+        ``scipy.stats.pearsonr(...).confidence_interval``), columns ``ci_low, ci_high``.
 
     Returns
     -------
@@ -132,13 +149,14 @@ def correlate(
         ``n_skipped`` those skipped as undefined. With ``pvalue_method``, ``pvalue`` and ``n``
         follow ``statistic``: ``n`` is the number of pairs with both values present (systems at
         system level, items at global level), the sample the p-value is computed on; the
-        p-value is NaN where the statistic is (a constant vector, fewer than 2 pairs).
+        p-value is NaN where the statistic is (a constant vector, fewer than 2 pairs). With
+        ``confidence``, ``n``, ``ci_low`` and ``ci_high`` are appended.
 
     Raises
     ------
     ValueError
         For a bad option; with ``nan_policy="raise"``, for an undefined correlation; with
-        ``pvalue_method``, at story level or for ``method="acc_eq"`` (no p-value), for
+        ``pvalue_method``, at item level or for ``method="acc_eq"`` (no p-value), for
         ``"asymptotic"`` with Pearson, and, as scipy, for ``"exact"`` on a pair with tied values
         (Kendall, Spearman) or more than 14 pairs (Spearman), naming the pair.
 
@@ -149,13 +167,23 @@ def correlate(
     >>> correlate(study, level="system", method="pearson")         # doctest: +SKIP
     >>> correlate(study, level="system", pvalue_method="auto")     # doctest: +SKIP
     """
-    check_choice("level", level, LEVELS)
+    level = check_level(level)
     check_choice("method", method, COEFFICIENTS)
     check_choice("against", against, AGAINST)
     check_choice("variant", variant, VARIANTS)
     check_choice("nan_policy", nan_policy, NAN_POLICIES)
     if pvalue_method is not None:
         _check_pvalues_defined(level, method, pvalue_method)
+    if confidence is not None and (method != "pearson" or level == "item"):
+        raise ValueError(
+            "confidence: Fisher z intervals are for Pearson correlations at system or global "
+            f"level; got method={method!r}, level={level!r} (see `ci` for bootstrap intervals)"
+        )
+    if level != "item" and (group_by, weighting) != ("input", "uniform"):
+        raise ValueError(
+            f"group_by and weighting apply to the item level; got level={level!r} (system and "
+            "global level correlate one group)"
+        )
     cube, res = correlation_matrix(
         study,
         level=level,
@@ -166,6 +194,8 @@ def correlate(
         include_human=include_human,
         kinds=kinds,
         criteria=against != "metrics",  # the metrics alone need no human criteria
+        group_by=group_by,
+        weighting=weighting,
     )
     human = human_mask(cube)
     rows, cols = {
@@ -178,30 +208,49 @@ def correlate(
     block = [r[np.ix_(row_idx, col_idx)] for r in res]
     if nan_policy == "raise" and np.isnan(block[0]).any():
         i, j = np.argwhere(np.isnan(block[0]))[0]
-        _raise_undefined(cube, row_idx[i], col_idx[j], level, method, variant)
+        _raise_undefined(cube, row_idx[i], col_idx[j], level, method, variant, group_by)
     frame = correlation_frame(
         cube, row_idx, col_idx, block, level=level, method=method, variant=variant
     )
-    if pvalue_method is None:
-        return frame
-    pvalue, n = _pvalues(cube, row_idx, col_idx, level, method, variant, nan_policy, pvalue_method)
-    after = list(SCHEMA).index("statistic") + 1
-    for offset, (name, values) in enumerate((("pvalue", pvalue), ("n", n))):
-        series = pl.Series(name, values.ravel(), dtype=PVALUE_SCHEMA[name])
-        frame = frame.insert_column(after + offset, series)
+    if pvalue_method is not None:
+        pvalue, n = _pvalues(
+            cube, row_idx, col_idx, level, method, variant, nan_policy, pvalue_method
+        )
+        after = list(SCHEMA).index("statistic") + 1
+        for offset, (name, values) in enumerate((("pvalue", pvalue), ("n", n))):
+            series = pl.Series(name, values.ravel(), dtype=PVALUE_SCHEMA[name])
+            frame = frame.insert_column(after + offset, series)
+    if confidence is not None:
+        _, n = _level_vectors(cube, row_idx, col_idx, level, nan_policy == "omit")
+        low, high = fisher_interval(block[0], n, confidence=confidence)
+        columns = {"ci_low": low.ravel(), "ci_high": high.ravel()}
+        if "n" not in frame.columns:
+            columns = {"n": n.ravel(), **columns}
+        frame = frame.with_columns(pl.Series(k, v) for k, v in columns.items())
     return frame
+
+
+def _level_vectors(
+    cube: Cube, row_idx: np.ndarray, col_idx: np.ndarray, level: str, omit: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """The (M, n) vectors a system- or global-level correlation takes (per-system means, NaN
+    skipped when ``omit``, or the pooled items), and the (rows x cols) numbers of pairs with
+    both values present."""
+    values = at_level(cube.values, level, omit)[:, 0, :]
+    present = (~np.isnan(values)).astype(np.int64)
+    return values, present[row_idx] @ present[col_idx].T
 
 
 def _check_pvalues_defined(level: str, method: str, pvalue_method: str) -> None:
     """Raise ValueError unless correlations of ``level`` and ``method`` have the p-value
     ``pvalue_method``."""
     check_choice("pvalue_method", pvalue_method, PVALUE_METHODS)
-    if level == "story":
+    if level == "item":
         raise ValueError(
-            "pvalue_method: a story-level correlation is a mean of per-input correlations and "
+            "pvalue_method: an item-level correlation is a mean of per-input correlations and "
             "has no p-value of its own; use level='system' or 'global' (one correlation of the "
             "system means or of the pooled items), or the bootstrap intervals (`ci`, "
-            "correlation_ci) or permutation tests (`permutation`, permutation_test) at story "
+            "correlation_ci) or permutation tests (`permutation`, permutation_test) at item "
             "level"
         )
     if method == "acc_eq":
@@ -230,10 +279,7 @@ def _pvalues(
     once: the p-value is symmetric in x and y.
     """
     omit = nan_policy == "omit"
-    # The vectors of level_correlation: per-system means (NaN skipped under "omit") or items.
-    values = at_level(cube.values, KERNEL_LEVEL[level], omit)[:, 0, :]
-    present = (~np.isnan(values)).astype(np.int64)
-    n = present[row_idx] @ present[col_idx].T
+    values, n = _level_vectors(cube, row_idx, col_idx, level, omit)
     options = {
         "method": method,
         "variant": variant,
@@ -257,21 +303,25 @@ def _pvalues(
     return pvalue, n
 
 
-def _raise_undefined(cube: Cube, i: int, j: int, level: str, method: str, variant: str) -> None:
-    """Raise ValueError naming the measures (and input) of an undefined correlation."""
+def _raise_undefined(
+    cube: Cube, i: int, j: int, level: str, method: str, variant: str, group_by: str = "input"
+) -> None:
+    """Raise ValueError naming the measures (and input or system) of an undefined correlation."""
     where = ""
     if method != "acc_eq":
         try:
             level_correlation(
                 cube.values[[i]],
                 cube.values[[j]],
-                level=KERNEL_LEVEL[level],
+                level=level,
                 method=method,
                 variant=variant,
                 nan_policy="raise",
+                group_by=group_by,
             )
         except UndefinedCorrelationError as err:
-            where = f" on input {cube.inputs[err.group]!r}" if level == "story" else ""
+            names = cube.inputs if group_by == "input" else cube.systems
+            where = f" on {group_by} {names[err.group]!r}" if level == "item" else ""
     raise ValueError(
         f"{method} correlation of {cube.measures[i]!r} with {cube.measures[j]!r} is undefined"
         f"{where} (constant or missing values) and nan_policy='raise'; use nan_policy='omit' to "

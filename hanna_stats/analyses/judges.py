@@ -11,9 +11,10 @@
   criterion it rates, in both directions.
 - :func:`judge_scale`: what the ingests found outside the judges' scale, per judge and prompt.
 
-The correlations work at story (per input, then averaged), system and global (all items pooled)
-level, on a loaded :class:`~hanna_stats.store.Study`. A judge's self-consistency across tries
-and its mean rating of each system are :func:`~hanna_stats.analyses.ratings.agreement` and
+The correlations work at item (per input, then averaged; HANNA's story level), system and global
+(all items pooled) level, on a loaded :class:`~hanna_stats.store.Study`. A judge's
+self-consistency across tries and its mean rating of each system are
+:func:`~hanna_stats.analyses.ratings.agreement` and
 :func:`~hanna_stats.analyses.ratings.system_means` with ``kinds=("llm-judge",)``.
 """
 
@@ -23,11 +24,10 @@ import numpy as np
 import polars as pl
 
 from hanna_stats.analyses._common import (
-    KERNEL_LEVEL,
-    LEVELS,
     METHODS,
     VARIANTS,
     check_choice,
+    check_level,
     criteria_cube,
 )
 from hanna_stats.analyses.correlations import correlate
@@ -77,10 +77,11 @@ def _rater_cube(study: Study, include_human: bool) -> tuple[tuple[str, ...], np.
     return criteria, cube
 
 
-def _check(level: str, method: str, variant: str) -> None:
-    check_choice("level", level, LEVELS)
+def _check(level: str, method: str, variant: str) -> str:
+    """The canonical ``level``, after checking the three options."""
     check_choice("method", method, METHODS)
     check_choice("variant", variant, VARIANTS)
+    return check_level(level)
 
 
 def _rater_statistics(
@@ -103,9 +104,7 @@ def _rater_statistics(
                     rated = ~np.isnan(own)
                     rest = counts - rated
                     panel = np.where(rest > 0, (totals - np.nan_to_num(own)) / rest, np.nan)
-            result = level_correlation(
-                own, panel, level=KERNEL_LEVEL[level], method=method, variant=variant
-            )
+            result = level_correlation(own, panel, level=level, method=method, variant=variant)
             out[r] = np.diagonal(result.statistic)  # criterion c against the panel's c
         return criteria, out
 
@@ -133,7 +132,8 @@ def rater_panel(
     ----------
     study : Study
         A study with rater-level ratings of its criteria.
-    level : {"story", "system", "global"}
+    level : {"item", "system", "global"}
+        ``"story"``, ``"summary"`` or ``"segment"`` give ``"item"``.
         Per input then averaged; over the per-system means; all items pooled.
     method : {"pearson", "spearman", "kendall"}
     variant : {"a", "b", "c"}
@@ -158,7 +158,7 @@ def rater_panel(
     C. Chhun, F. M. Suchanek, C. Clavel. Do Language Models Enjoy Their Own Stories? Prompting
     Large Language Models for Automatic Story Evaluation. TACL 12, 2024 (Sec. 4, Fig. 2).
     """
-    _check(level, method, variant)
+    level = _check(level, method, variant)
     criteria, stats = _rater_statistics(study, level, method, variant, reference, include_human)
     raters = [str(r + 1) for r in range(stats.shape[0])]
     with np.errstate(invalid="ignore"):
@@ -202,7 +202,8 @@ def judge_criteria(
     Parameters
     ----------
     study : Study
-    level : {"story", "system", "global"}
+    level : {"item", "system", "global"}
+        ``"story"``, ``"summary"`` or ``"segment"`` give ``"item"``.
     method : {"pearson", "spearman", "kendall"}
     variant : {"a", "b", "c"}
     reference : {"panel", "others"}
@@ -223,7 +224,7 @@ def judge_criteria(
     ValueError
         For a bad option, or a study without LLM-judge measures of its criteria.
     """
-    _check(level, method, variant)
+    level = _check(level, method, variant)
     judges = study.catalogue.filter(
         (pl.col("kind") == "llm-judge") & pl.col("criterion").is_in(list(study.criteria))
     )
@@ -289,7 +290,7 @@ def _matched(
         result = level_correlation(
             cube.values[[position[m] for m in judges]],
             cube.values[[position[c] for c in columns]],
-            level=KERNEL_LEVEL[level],
+            level=level,
             method=method,
             variant=variant,
         )
@@ -332,9 +333,11 @@ def judge_scale(study: Study) -> pl.DataFrame:
         (pl.col("kind") == "llm-judge") & pl.col("criterion").is_in(list(study.criteria))
     )
     position = {m: i for i, m in enumerate(study.measures)}
-    missing = {
-        m: int(np.isnan(study.values[position[m]]).sum()) for m in checks["measure"].to_list()
-    }
+    missing = pl.Series(
+        "missing",
+        [int(np.isnan(study.values[position[m]]).sum()) for m in checks["measure"]],
+        dtype=pl.Int64,
+    )
     counts = {
         "n_values": "n_values",
         "below": "n_below",
@@ -343,9 +346,7 @@ def judge_scale(study: Study) -> pl.DataFrame:
         "unparsed": "n_unparsed",
     }
     return (
-        checks.with_columns(
-            missing=pl.col("measure").replace_strict(missing, return_dtype=pl.Int64)
-        )
+        checks.with_columns(missing)
         .group_by(pl.col("judge"), pl.col("variant").alias("prompt"), maintain_order=True)
         .agg(
             pl.col("policy").unique(maintain_order=True).sort().str.join(", "),
@@ -409,12 +410,13 @@ def judge_williams(
     ----------
     study : Study
         A study with human criteria, metrics and LLM-judge measures of the criteria.
-    level : {"story", "system", "global"}
+    level : {"item", "system", "global"}
+        ``"story"``, ``"summary"`` or ``"segment"`` give ``"item"``.
     method : {"pearson", "spearman", "kendall"}
         Kendall is tau-b.
     n : int, optional
         Sample size of the tests; default as ``williams_frame``: systems at system level, inputs
-        at story level, items (inputs x systems) at global level.
+        at item level, items (inputs x systems) at global level.
     correction : {"bh", "by", "holm", "bonferroni", None}
         Adds ``pvalue_judge_adjusted`` and ``pvalue_metric_adjusted`` (NaN columns when None).
     include_human : bool
@@ -435,7 +437,7 @@ def judge_williams(
     ValueError
         For a bad option, a study without LLM-judge measures of its criteria, or n below 4.
     """
-    check_choice("level", level, LEVELS)
+    level = check_level(level)
     check_choice("method", method, METHODS)
     if correction is not None:
         check_choice("correction", correction, CORRECTIONS)
@@ -474,7 +476,7 @@ def judge_williams(
     r_ab = level_correlation(
         cube.values[[position[m] for m in metrics]],
         cube.values[[position[m] for m in names]],
-        level=KERNEL_LEVEL[level],
+        level=level,
         method=method,
     ).statistic  # (metrics, judge measures)
     row_of = np.array([criteria.index(c) for c in rated])

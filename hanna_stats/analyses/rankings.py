@@ -13,10 +13,10 @@ import polars as pl
 
 from hanna_stats.analyses._common import (
     DEFAULT_KINDS,
-    KERNEL_LEVEL,
+    ITEM_SYSTEM_LEVELS,
     METHODS,
-    STORY_SYSTEM_LEVELS,
     check_choice,
+    check_level,
     criteria_cube,
     human_mask,
 )
@@ -32,7 +32,7 @@ TIE_DECIMALS = 12
 def borda(
     study: Study,
     *,
-    level: Literal["story", "system"] = "story",
+    level: Literal["item", "system", "story", "summary", "segment"] = "item",
     ties: Literal["average", "min", "max"] = "average",
     include_human: bool = False,
     kinds: tuple[str, ...] = DEFAULT_KINDS,
@@ -62,8 +62,9 @@ def borda(
     ----------
     study : Study
         A loaded study.
-    level : {"story", "system"}
-        Correlation level of the columns.
+    level : {"item", "system"}
+        Correlation level of the columns (``"story"``, ``"summary"`` or ``"segment"`` give
+        ``"item"``).
     ties : {"average", "min", "max"}
         Tie rule.
     include_human : bool
@@ -82,7 +83,7 @@ def borda(
     ValueError
         If a correlation is undefined (NaN): a Borda count needs every column complete.
     """
-    check_choice("level", level, STORY_SYSTEM_LEVELS)
+    level = check_level(level, ITEM_SYSTEM_LEVELS)
     check_choice("ties", ties, TIE_RULES)
     columns = pl.concat(
         [
@@ -122,7 +123,7 @@ def topk(
     study: Study,
     *,
     ks: Iterable[int] = range(4, 11),
-    level: Literal["story", "system"] = "system",
+    level: Literal["item", "system", "story", "summary", "segment"] = "system",
     method: Literal["pearson", "spearman", "kendall"] = "pearson",
     include_human: bool = False,
     kinds: tuple[str, ...] = DEFAULT_KINDS,
@@ -153,7 +154,7 @@ def topk(
         followed by those of :func:`correlate` (``measure, against, level, method, variant,
         statistic, n_groups, n_skipped``).
     """
-    check_choice("level", level, STORY_SYSTEM_LEVELS)
+    level = check_level(level, ITEM_SYSTEM_LEVELS)
     check_choice("method", method, METHODS)
     cube = criteria_cube(study, kinds, include_human)
     human = human_mask(cube)
@@ -169,7 +170,7 @@ def topk(
     # Every (criterion, k) at once: one cube whose groups are (criterion, k, input), the systems
     # outside that criterion's k best masked as missing and dropped pairwise by the kernel, so
     # 6 criteria x 7 values of k cost one call instead of 42.
-    X = at_level(cube.values, KERNEL_LEVEL[level], True)  # system level: (M, 1, S) means
+    X = at_level(cube.values, level, True)  # system level: (M, 1, S) means
     keep = np.zeros((len(criteria), len(ks), X.shape[2]), dtype=bool)
     orders = []
     for ci, c in enumerate(criteria):

@@ -304,11 +304,11 @@ def system_means(
     The paper's Tab. 4. For a measure with rater-level values in the store (``unit =
     'rating'``), the interval is ``mean +- t_{(1+c)/2, n-1} s / sqrt(n)`` over the system's
     individual ratings (HANNA: 96 stories x 3 ratings, n = 288); without them
-    (``unit = 'story'``, e.g. a store of ``hanna_metric_scores.csv`` only) over the story-level
-    averages (n = 96). The ``Average`` row, when human criteria are chosen, pools every
-    observation of the chosen criteria of the system (HANNA: n = 6 x 288 = 1,728 ratings) into
-    one mean and one t-interval; its mean is the mean of the criterion means whenever all
-    criteria have the same n.
+    (``unit = 'item'``, e.g. a store of ``hanna_metric_scores.csv`` only) over the item-level
+    values (HANNA: the 96 stories' averages). The ``Average`` row, when human criteria are
+    chosen, pools every observation of the chosen criteria of the system (HANNA: n = 6 x 288 =
+    1,728 ratings) into one mean and one t-interval; its mean is the mean of the criterion means
+    whenever all criteria have the same n.
 
     On the public data, the judge-slot ratings reproduce all 77 printed means and all 77
     printed half-widths of Tab. 4 to 2 decimals, ``Average`` included (a normal-quantile
@@ -361,7 +361,7 @@ def system_means(
                 study, [m for m in chosen if m not in rated], include_human=include_human
             )
             .select("system", "measure", "value")
-            .with_columns(unit=pl.lit("story")),
+            .with_columns(unit=pl.lit("item")),
         ]
     )
     summary = [

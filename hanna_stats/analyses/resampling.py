@@ -4,9 +4,10 @@ Thin layer over the resampling kernels (:func:`hanna_stats.kernels.bootstrap_ci`
 :func:`hanna_stats.kernels.permutation_test_pairs`): it takes the (measure x input x system) cube
 of a loaded Study (the human-written stories dropped unless ``include_human``), hands it to the
 kernels and returns tidy polars DataFrames. Conventions as
-:mod:`hanna_stats.analyses.correlations`: ``level="story"`` correlates across systems within
-each input and averages over the inputs whose correlation is defined; ``level="system"``
-correlates the per-system means over inputs. Statistics are signed.
+:mod:`hanna_stats.analyses.correlations`: ``level="item"`` (or ``"story"``, ``"summary"``,
+``"segment"``) correlates across systems within each input and averages over the inputs whose
+correlation is defined; ``level="system"`` correlates the per-system means over inputs.
+Statistics are signed.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ import polars as pl
 from hanna_stats._progress import progress
 from hanna_stats.analyses._common import (
     DEFAULT_KINDS,
-    KERNEL_LEVEL,
+    ITEM_SYSTEM_LEVELS,
     METHODS,
-    STORY_SYSTEM_LEVELS,
     check_choice,
     check_kinds,
+    check_level,
     correlation_matrix,
     human_mask,
 )
@@ -34,7 +35,7 @@ from hanna_stats.store import Study
 def correlation_ci(
     study: Study,
     *,
-    level: Literal["story", "system"] = "story",
+    level: Literal["item", "system", "story", "summary", "segment"] = "item",
     method: Literal["pearson", "spearman", "kendall"] = "kendall",
     resample: Literal["inputs", "systems", "both"] = "inputs",
     resamples: int = 1000,
@@ -61,7 +62,8 @@ def correlation_ci(
     ----------
     study : Study
         A loaded study.
-    level : {"story", "system"}
+    level : {"item", "system"}
+        ``"story"``, ``"summary"`` or ``"segment"`` give ``"item"``.
     method : {"pearson", "spearman", "kendall"}
     resample : {"inputs", "systems", "both"}
     resamples : int
@@ -90,7 +92,7 @@ def correlation_ci(
     --------
     >>> correlation_ci(study, level="system", method="pearson", ci_method="bca")  # doctest: +SKIP
     """
-    check_choice("level", level, STORY_SYSTEM_LEVELS)
+    level = check_level(level, ITEM_SYSTEM_LEVELS)
     check_choice("method", method, METHODS)
     check_choice("resample", resample, RESAMPLE)
     check_choice("ci_method", ci_method, CI_METHODS)
@@ -127,7 +129,7 @@ def correlation_ci(
     res = bootstrap_ci(
         cube.values[rows],
         cube.values[cols],
-        level=KERNEL_LEVEL[level],
+        level=level,
         method=method,
         variant=variant,
         resample=resample,
@@ -178,7 +180,7 @@ def permutation_test(
     study: Study,
     *,
     criterion: str,
-    level: Literal["story", "system", "global"] = "system",
+    level: Literal["item", "system", "global", "story", "summary", "segment"] = "system",
     method: Literal["pearson", "spearman", "kendall"] = "kendall",
     permutations: int = 1000,
     seed: int | None = 0,
@@ -186,24 +188,32 @@ def permutation_test(
     include_human: bool = False,
     variant: Literal["a", "b", "c"] = "b",
     kinds: tuple[str, ...] = DEFAULT_KINDS,
+    unit: Literal["both", "systems", "inputs"] = "both",
+    stop_alpha: float | None = None,
 ) -> pl.DataFrame:
-    """PERM-BOTH tests of the difference between two measures' correlations with a criterion.
+    """Permutation tests of the difference between two measures' correlations with a criterion.
 
     For every ordered pair (a, b) of measures: ``delta = r_a - r_b`` and its permutation
     p-value (Deutsch, Dror and Roth 2021; mt-metrics-eval's ``PermutationSigDiff``): both
-    measures are z-scored over their cells, each (input, system) cell swaps the two scores
-    with probability 1/2, the correlations are recomputed at ``level``; ``"greater"`` tests
-    ``r_a > r_b``, ``"two-sided"`` compares ``|delta|``. One draw of swaps from ``seed``
-    serves all pairs. See :func:`hanna_stats.kernels.resampling.permutation_test_pairs`.
+    measures are z-scored over their cells, the two scores are swapped with probability 1/2 per
+    cell (``unit="both"``, PERM-BOTH), per system across all its inputs (``"systems"``,
+    PERM-SYS) or per input across all systems (``"inputs"``, PERM-INPUT), the correlations are
+    recomputed at ``level``; ``"greater"`` tests ``r_a > r_b``, ``"two-sided"`` compares
+    ``|delta|``. One draw of swaps from ``seed`` serves all pairs. With ``stop_alpha`` a pair
+    stops drawing once its decision at that level is settled (Clopper-Pearson rule; the
+    ``n_drawn`` column says how many permutations it used). See
+    :func:`hanna_stats.kernels.permutation.permutation_test_pairs`.
 
     Parameters
     ----------
     study : Study
     criterion : str
         The human criterion, by name or abbreviation (``"Empathy"`` or ``"EM"``).
-    level : {"story", "system", "global"}
-        ``"system"`` is fast for all pairs; ``"story"`` recomputes every per-input correlation
-        of both measures for every pair and permutation (minutes for all HANNA pairs).
+    level : {"item", "system", "global"}
+        ``"story"``, ``"summary"`` or ``"segment"`` give ``"item"``. ``"system"`` is fast for
+        all pairs; ``"item"`` with Kendall tau-a/b takes the kernel's polynomial fast path
+        (seconds for all HANNA pairs); with Pearson, Spearman or tau-c it recomputes every
+        per-input correlation of both measures (minutes for all HANNA pairs).
     method : {"pearson", "spearman", "kendall"}
     permutations : int
     seed : int or None
@@ -212,17 +222,24 @@ def permutation_test(
     variant : {"a", "b", "c"}
     kinds : tuple of str
         Kinds of the measures compared (the metrics by default).
+    unit : {"both", "systems", "inputs"}
+        Resampling unit of the swaps (PERM-BOTH, PERM-SYS, PERM-INPUT).
+    stop_alpha : float in (0, 1), optional
+        Early stopping at this significance level (None: all permutations).
 
     Returns
     -------
     polars.DataFrame
-        One row per ordered pair with columns ``criterion, level, method, measure_a,
-        measure_b, r_a, r_b, delta, pvalue, permutations, seed, n_valid`` (``n_valid``: the
-        permutations whose statistic was defined, the p-value's denominator).
+        One row per ordered pair with columns ``criterion, level, method, unit, measure_a,
+        measure_b, r_a, r_b, delta, pvalue, permutations, seed, n_drawn, n_valid``
+        (``n_drawn``: the permutations drawn for the pair, fewer than ``permutations`` when
+        early stopping settled it; ``n_valid``: those whose statistic was defined, the
+        p-value's denominator).
     """
-    check_choice("level", level, ("story", "system", "global"))
+    level = check_level(level)
     check_choice("method", method, METHODS)
     check_choice("alternative", alternative, ("two-sided", "greater", "less"))
+    check_choice("unit", unit, ("both", "systems", "inputs"))
     kinds = check_kinds(kinds)
     criterion = study.criterion(criterion)
     names = [
@@ -232,12 +249,14 @@ def permutation_test(
     res = permutation_test_pairs(
         cube.values[:-1],
         cube.values[-1],
-        level=KERNEL_LEVEL[level],
+        level=level,
         method=method,
         variant=variant,
         permutations=permutations,
         alternative=alternative,
         seed=seed,
+        unit=unit,
+        stop_alpha=stop_alpha,
         progress=progress,
     )
     m = len(names)
@@ -249,6 +268,7 @@ def permutation_test(
             "criterion": [criterion] * n,
             "level": [level] * n,
             "method": [method] * n,
+            "unit": [unit] * n,
             "measure_a": measures[a].tolist(),
             "measure_b": measures[b].tolist(),
             "r_a": res.statistic[a],
@@ -257,12 +277,14 @@ def permutation_test(
             "pvalue": res.pvalue[a, b],
             "permutations": [int(permutations)] * n,
             "seed": [seed] * n,
+            "n_drawn": res.n_drawn[a, b],
             "n_valid": res.n_valid[a, b],
         },
         schema={
             "criterion": pl.String,
             "level": pl.String,
             "method": pl.String,
+            "unit": pl.String,
             "measure_a": pl.String,
             "measure_b": pl.String,
             "r_a": pl.Float64,
@@ -271,6 +293,7 @@ def permutation_test(
             "pvalue": pl.Float64,
             "permutations": pl.Int64,
             "seed": pl.Int64,
+            "n_drawn": pl.Int64,
             "n_valid": pl.Int64,
         },
     )

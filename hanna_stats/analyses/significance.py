@@ -12,10 +12,10 @@ Conventions (Chhun et al., 2022; see ``docs/conventions.md``, sections 7-9):
 
 * The human-written stories are excluded unless ``include_human=True`` (10 systems remain).
 * Williams test: the correlations are those of :func:`hanna_stats.analyses.correlations.correlate`
-  (story level: per-prompt correlations across systems, averaged over the valid prompts). Each
+  (item level: per-prompt correlations across systems, averaged over the valid prompts). Each
   metric's sign is aligned with the criterion (``r23 = sign(r_a) sign(r_b) r_ab``); the authors'
   loop lost the sign of a negatively correlated metric after its first use, which is not
-  reproduced. ``n`` is explicit: the number of systems at system level; at story level the
+  reproduced. ``n`` is explicit: the number of systems at system level; at item level the
   paper's convention n = number of prompts (96), which is not the sample size of an averaged
   correlation (the p-values are heuristic there).
 * Paired bootstrap: B resamples of the prompt indices, drawn once from
@@ -36,10 +36,10 @@ import polars as pl
 
 from hanna_stats.analyses._common import (
     DEFAULT_KINDS,
-    LEVELS,
+    ITEM_SYSTEM_LEVELS,
     METHODS,
-    STORY_SYSTEM_LEVELS,
     check_choice,
+    check_level,
     correlation_matrix,
     criteria_cube,
     human_mask,
@@ -54,7 +54,7 @@ from hanna_stats.kernels import (
 )
 from hanna_stats.store import Study
 
-Level = Literal["story", "system", "global"]
+Level = Literal["item", "system", "global", "story", "summary", "segment"]
 Method = Literal["pearson", "spearman", "kendall"]
 Correction = Literal["bh", "by", "holm", "bonferroni"]
 #: Families of a Williams correction: the ordered pairs of one criterion (at one level and
@@ -102,7 +102,7 @@ def williams(
     :func:`hanna_stats.kernels.williams.williams_test` for the formula). Both orders of each
     pair are reported; the (b, a) row has the opposite statistic, and with
     ``alternative="greater"`` the two one-sided p-values sum to 1. The paper's Figs. 27-38 show
-    these p-values (story and system level, Pearson) with green cells where ``r_a > r_b``.
+    these p-values (item and system level, Pearson) with green cells where ``r_a > r_b``.
 
     Parameters
     ----------
@@ -110,14 +110,15 @@ def williams(
         A loaded study.
     criterion : str
         A human criterion: its name (``"Empathy"``) or the paper's abbreviation (``"EM"``).
-    level : {"system", "story", "global"}
-        Correlation level, as :func:`hanna_stats.analyses.correlations.correlate`.
+    level : {"system", "item", "global"}
+        Correlation level, as :func:`hanna_stats.analyses.correlations.correlate` (``"story"``,
+        ``"summary"`` or ``"segment"`` give ``"item"``).
     method : {"pearson", "spearman", "kendall"}
         Correlation coefficient (Kendall tau-b). The test is derived for Pearson correlations;
         with the others it is a heuristic.
     n : int, optional
         Sample size of the test (n - 3 degrees of freedom), greater than 3. Default: the number
-        of systems at system level (10), of inputs at story level (96, the paper's convention,
+        of systems at system level (10), of inputs at item level (96, the paper's convention,
         not a true sample size for an averaged correlation), of items at global level.
     alternative : {"greater", "two-sided", "less"}
         ``"greater"``: the paper's one-sided test.
@@ -169,7 +170,7 @@ def williams(
 def williams_all(
     study: Study,
     *,
-    levels: tuple[str, ...] = STORY_SYSTEM_LEVELS,
+    levels: tuple[str, ...] = ITEM_SYSTEM_LEVELS,
     methods: tuple[str, ...] = METHODS,
     alternative: Literal["greater", "two-sided", "less"] = "greater",
     correction: Correction | None = None,
@@ -222,8 +223,7 @@ def williams_frame(
     The engine of :func:`williams` and :func:`williams_all`: one memoised correlation matrix per
     (level, method) serves every criterion.
     """
-    for level in levels:
-        check_choice("level", level, LEVELS)
+    levels = tuple(check_level(level) for level in levels)
     for method in methods:
         check_choice("method", method, METHODS)
     check_choice("alternative", alternative, ALTERNATIVES)
@@ -317,7 +317,7 @@ def _checked_n(n: int | None) -> int | None:
 
 def williams_n(level: str, inputs: int, systems: int, n: int | None) -> int:
     """The sample size of a Williams test at ``level``: ``n`` when given, else the number of
-    systems (system level), inputs (story level, the paper's convention) or items (global).
+    systems (system level), inputs (item level, the paper's convention) or items (global).
 
     Raises
     ------
@@ -327,9 +327,9 @@ def williams_n(level: str, inputs: int, systems: int, n: int | None) -> int:
     """
     if n is not None:
         return _checked_n(n)
-    size = {"story": inputs, "system": systems, "global": inputs * systems}[level]
+    size = {"item": inputs, "system": systems, "global": inputs * systems}[level]
     if size <= 3:
-        unit = {"story": "inputs", "system": "systems", "global": "items"}[level]
+        unit = {"item": "inputs", "system": "systems", "global": "items"}[level]
         raise ValueError(
             f"{size} {unit}: the Williams test at {level} level needs at least 4 (it has n - 3 "
             f"degrees of freedom); use another level or a study with more {unit}"

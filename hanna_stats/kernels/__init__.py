@@ -14,8 +14,12 @@ draws are made once, in Python, so results do not depend on the number of thread
 - significance: :func:`williams_test`, :func:`adjust_pvalues` (BH, BY, Holm, Bonferroni),
   :func:`paired_bootstrap` with :func:`weighted_f1`;
 - resampling: :func:`bootstrap_ci` (inputs, systems or both; percentile or BCa),
-  :func:`permutation_test_pairs` (PERM-BOTH), :func:`pairwise_accuracy` (acc_eq);
-- rankings: :func:`borda_count` with a stated tie rule, :func:`tie_ranks`.
+  :func:`permutation_test_pairs` (PERM-BOTH, PERM-SYS, PERM-INPUT),
+  :func:`pairwise_accuracy` (acc_eq);
+- rankings: :func:`borda_count` with a stated tie rule, :func:`tie_ranks`;
+- MT meta-evaluation: :func:`tie_calibration` (acc_eq / tau_eq with a calibrated tie
+  threshold) and :func:`calibrated_permutation_test`, :func:`soft_pairwise_accuracy` with
+  :func:`pairwise_pvalues`, :func:`significance_clusters`, :func:`fisher_interval`.
 
 The option tuples (``METHODS``, ``VARIANTS``, ``LEVELS``, ...) list the allowed values.
 """
@@ -24,6 +28,7 @@ from ._options import (
     ALTERNATIVES,
     CI_METHODS,
     CORRECTIONS,
+    GROUP_BY,
     LEVELS,
     METHODS,
     NAN_POLICIES,
@@ -31,6 +36,7 @@ from ._options import (
     RESAMPLE,
     TIE_RULES,
     VARIANTS,
+    WEIGHTINGS,
     WEIGHTS,
     check_confidence,
     check_count,
@@ -39,7 +45,9 @@ from ._options import (
 from .accuracy import pairwise_accuracy
 from .agreement import AlphaResult, ICCResult, intraclass_corr, krippendorff_alpha
 from .bootstrap import BootstrapIndices, BootstrapResult, bootstrap_ci, bootstrap_indices
+from .clusters import significance_clusters
 from .correlation import CorrelationResult, check_pvalue_method, correlation
+from .fisher import FisherIntervalResult, fisher_interval
 from .grouped import (
     LevelCorrelationResult,
     UndefinedCorrelationError,
@@ -62,32 +70,50 @@ from .pairs import PairedBootstrapResult, paired_bootstrap, weighted_f1
 from .permutation import PermutationTestResult, permutation_swaps, permutation_test_pairs
 from .ranking import borda_count
 from .ranks import rankdata, tie_ranks
+from .soft import SoftPairwiseAccuracyResult, pairwise_pvalues, sign_flips, soft_pairwise_accuracy
+from .ties import (
+    SWAP_UNITS,
+    TIE_STATISTICS,
+    CalibratedPermutationResult,
+    TieCalibrationResult,
+    calibrated_permutation_test,
+    calibrated_swaps,
+    tie_calibration,
+)
 from .williams import WilliamsResult, williams_test
 
 __all__ = [
     "ALTERNATIVES",
     "CI_METHODS",
     "CORRECTIONS",
+    "GROUP_BY",
     "LEVELS",
     "METHODS",
     "NAN_POLICIES",
     "PVALUE_METHODS",
     "RESAMPLE",
+    "SWAP_UNITS",
     "TIE_RULES",
+    "TIE_STATISTICS",
     "VARIANTS",
+    "WEIGHTINGS",
     "WEIGHTS",
     "AgreementCoefficientResult",
     "AlphaResult",
     "BootstrapIndices",
     "BootstrapResult",
+    "CalibratedPermutationResult",
     "CohenKappaResult",
     "CorrelationResult",
+    "FisherIntervalResult",
     "ICCResult",
     "KendallCounts",
     "LabelCodes",
     "LevelCorrelationResult",
     "PairedBootstrapResult",
     "PermutationTestResult",
+    "SoftPairwiseAccuracyResult",
+    "TieCalibrationResult",
     "UndefinedCorrelationError",
     "WilliamsResult",
     "adjust_pvalues",
@@ -95,6 +121,8 @@ __all__ = [
     "bootstrap_ci",
     "bootstrap_indices",
     "borda_count",
+    "calibrated_permutation_test",
+    "calibrated_swaps",
     "check_confidence",
     "check_count",
     "check_pvalue_method",
@@ -102,6 +130,7 @@ __all__ = [
     "cohen_kappa",
     "correlation",
     "encode_labels",
+    "fisher_interval",
     "fleiss_kappa",
     "group_correlations",
     "gwet_ac",
@@ -111,10 +140,15 @@ __all__ = [
     "level_correlation",
     "paired_bootstrap",
     "pairwise_accuracy",
+    "pairwise_pvalues",
     "permutation_swaps",
     "permutation_test_pairs",
     "rankdata",
+    "sign_flips",
+    "significance_clusters",
+    "soft_pairwise_accuracy",
     "tau_from_counts",
+    "tie_calibration",
     "tie_ranks",
     "weighted_f1",
     "williams_test",

@@ -30,6 +30,11 @@ LEVELS_OF_MEASUREMENT = ("nominal", "ordinal", "interval")
 PVALUE_METHODS = ("auto", "exact", "asymptotic")
 #: Agreement weights of the nominal coefficients (None = unweighted); see ``kernels.nominal``.
 WEIGHTS = ("linear", "quadratic")
+#: Item-level groups of :func:`~hanna_stats.kernels.level_correlation`: correlate across the
+#: systems within each input (the default) or across the inputs within each system.
+GROUP_BY = ("input", "system")
+#: Mean over groups: each defined group alike, or weighted by its number of observations.
+WEIGHTINGS = ("uniform", "count")
 
 PEARSON, SPEARMAN, KENDALL = 0, 1, 2
 TAU_A, TAU_B, TAU_C = 0, 1, 2
@@ -51,6 +56,8 @@ CHOICES = {
     "level_of_measurement": LEVELS_OF_MEASUREMENT,
     "pvalue_method": PVALUE_METHODS,
     "weights": WEIGHTS,
+    "group_by": GROUP_BY,
+    "weighting": WEIGHTINGS,
 }
 
 

@@ -6,8 +6,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._options import validated
-from .grouped import LevelCorrelationResult, UndefinedCorrelationError, _aggregate, at_level
+from .grouped import (
+    LevelCorrelationResult,
+    UndefinedCorrelationError,
+    aggregate_cells,
+    grouped_cubes,
+)
 from .kendall import _kendall_counts
 
 
@@ -49,7 +53,9 @@ def _group_accuracies(A, B, omit):
     return R
 
 
-def pairwise_accuracy(A, B=None, *, level="item", nan_policy="omit"):
+def pairwise_accuracy(
+    A, B=None, *, level="item", nan_policy="omit", group_by="input", weighting="uniform"
+):
     """Pairwise accuracy with ties, ``acc_eq``, at the item, system or global level.
 
     Per group, over the ``n (n - 1) / 2`` pairs of systems (items at global level), with
@@ -60,8 +66,9 @@ def pairwise_accuracy(A, B=None, *, level="item", nan_policy="omit"):
     (Deutsch, Foster and Freitag 2023, "Ties Matter", EMNLP; ``acc23`` in mt-metrics-eval):
     a pair counts as correct when both vectors order it the same way or both tie it. Unlike
     tau, it is defined for constant vectors (1 when both are constant). Levels and
-    ``nan_policy`` as :func:`level_correlation`: item level averages the per-group accuracies
-    over the groups where it is defined (at least 2 observations).
+    ``nan_policy``, ``group_by`` and ``weighting`` as :func:`level_correlation`: item level
+    averages the per-group accuracies over the groups where it is defined (at least 2
+    observations).
 
     Parameters
     ----------
@@ -70,6 +77,8 @@ def pairwise_accuracy(A, B=None, *, level="item", nan_policy="omit"):
         Defaults to ``A``.
     level : {"item", "system", "global"}
     nan_policy : {"omit", "propagate", "raise"}
+    group_by : {"input", "system"}
+    weighting : {"uniform", "count"}
 
     Returns
     -------
@@ -84,9 +93,8 @@ def pairwise_accuracy(A, B=None, *, level="item", nan_policy="omit"):
     0.6666666666666666
     """
     arrays = {"A": A} if B is None else {"A": A, "B": B}
-    options = {"level": level, "nan_policy": nan_policy}
     omit = nan_policy == "omit"
-    cubes = [at_level(X, level, omit) for X in validated(arrays, 3, 2, **options)]
+    cubes = grouped_cubes(arrays, level, nan_policy, group_by, weighting=weighting)
     R = _group_accuracies(cubes[0], cubes[-1], omit)
     if nan_policy == "raise" and np.isnan(R).any():
         i, j, g = (int(k) for k in np.argwhere(np.isnan(R.transpose(1, 2, 0)))[0])
@@ -97,4 +105,4 @@ def pairwise_accuracy(A, B=None, *, level="item", nan_policy="omit"):
             j,
             g,
         )
-    return LevelCorrelationResult(*_aggregate(R, omit))
+    return LevelCorrelationResult(*aggregate_cells(R, cubes, omit, weighting))

@@ -275,24 +275,67 @@ def aggregate_groups(R, *, nan_policy="omit"):
     return _aggregate(R, nan_policy == "omit")
 
 
-def _aggregate(R, omit):
+def _aggregate(R, omit, weights=None):
+    """(mean, n_groups, n_skipped) over the valid groups of ``R`` (G, Ma, Mb); ``weights``
+    (G, Ma, Mb), when given, weight each group's value in the mean."""
     valid = ~np.isnan(R)
     total = np.zeros(R.shape[1:])
+    weight_sum = np.zeros(R.shape[1:])
     for g in range(R.shape[0]):  # group order, as a plain loop would sum
-        total += np.where(valid[g], R[g], 0.0)
+        if weights is None:
+            total += np.where(valid[g], R[g], 0.0)
+        else:
+            total += np.where(valid[g], R[g] * weights[g], 0.0)
+            weight_sum += np.where(valid[g], weights[g], 0.0)
     n_groups = valid.sum(axis=0, dtype=np.int64)
     n_skipped = R.shape[0] - n_groups
     keep = (n_groups > 0) & (omit | (n_skipped == 0))
+    denominator = n_groups if weights is None else weight_sum
     with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(keep, total / np.maximum(n_groups, 1), np.nan)
+        mean = np.where(keep, total / np.maximum(denominator, 1), np.nan)
     return mean, n_groups, n_skipped
 
 
-def at_level(X, level, omit):
-    """The cube a level correlates: ``item`` as is, ``system`` the per-system means over the
-    groups (shape (M, 1, S); missing items skipped when ``omit``), ``global`` all items pooled
-    (shape (M, 1, G * S))."""
+def observation_counts(A, B):
+    """``W[g, i, j]``: the observations of group ``g`` present (not NaN) in both ``A[i, g]`` and
+    ``B[j, g]``, for cubes (Ma, G, S) and (Mb, G, S); float64 (G, Ma, Mb)."""
+    present_a = (~np.isnan(A)).astype(np.float64).transpose(1, 0, 2)
+    present_b = (~np.isnan(B)).astype(np.float64).transpose(1, 2, 0)
+    return present_a @ present_b
+
+
+def grouped_cubes(arrays, level, nan_policy, group_by="input", **options):
+    """Validated cubes as ``level`` correlates them (:func:`at_level`), ``group_by`` checked.
+
+    ``arrays`` maps argument names to array_like cubes (M, G, S) that must agree on (G, S);
+    ``options`` are further options to check (names of ``_options.CHOICES``).
+    """
+    check_options(level=level, nan_policy=nan_policy, group_by=group_by, **options)
+    if group_by != "input" and level != "item":
+        raise ValueError(
+            f"group_by={group_by!r} needs level='item'; level {level!r} correlates one group"
+        )
+    omit = nan_policy == "omit"
+    return [at_level(X, level, omit, group_by) for X in validated(arrays, 3, 2)]
+
+
+def aggregate_cells(R, cubes, omit, weighting="uniform"):
+    """:func:`_aggregate` of per-group values ``R`` of ``cubes`` (A, B) with ``weighting``:
+    ``"uniform"`` (each valid group alike) or ``"count"`` (each group weighted by the
+    observations present in both vectors, :func:`observation_counts`)."""
+    check_option("weighting", weighting)
+    weights = observation_counts(cubes[0], cubes[-1]) if weighting == "count" else None
+    return _aggregate(R, omit, weights)
+
+
+def at_level(X, level, omit, group_by="input"):
+    """The cube a level correlates: ``item`` as is (with ``group_by="system"`` transposed to
+    (M, S, G): one group per system, correlated across the inputs), ``system`` the per-system
+    means over the groups (shape (M, 1, S); missing items skipped when ``omit``), ``global``
+    all items pooled (shape (M, 1, G * S))."""
     measures, groups, systems = X.shape
+    if level == "item" and group_by == "system":
+        return np.ascontiguousarray(X.transpose(0, 2, 1))
     if level == "system":
         # Each system's scores contiguous, so that numpy sums them pairwise exactly as np.mean
         # of that system's list: summation order decides exact ties between system means (two
@@ -328,7 +371,17 @@ def _undefined_error(R, cubes, level):
     )
 
 
-def level_correlation(A, B=None, *, level="item", method="kendall", variant="b", nan_policy="omit"):
+def level_correlation(
+    A,
+    B=None,
+    *,
+    level="item",
+    method="kendall",
+    variant="b",
+    nan_policy="omit",
+    group_by="input",
+    weighting="uniform",
+):
     """Correlation matrix of measures at the item, system or global level.
 
     Levels, for cubes of shape (measures, groups G, systems S), e.g. HANNA's 96 prompts x 10
@@ -357,6 +410,12 @@ def level_correlation(A, B=None, *, level="item", method="kendall", variant="b",
 
     A cell with no valid group is NaN with ``n_groups == 0``.
 
+    Item-level grouping (mt-metrics-eval's ``average_by``): ``group_by="input"`` (default,
+    "by item") correlates across the systems within each input; ``"system"`` ("by system")
+    across the inputs within each system, then averages over the systems. ``weighting="count"``
+    weights each group's correlation by its number of observations present in both vectors
+    (mt-metrics-eval's ``macro=False``); ``"uniform"`` (default) averages the groups alike.
+
     Parameters
     ----------
     A : array_like, shape (Ma, G, S)
@@ -367,6 +426,10 @@ def level_correlation(A, B=None, *, level="item", method="kendall", variant="b",
     variant : {"a", "b", "c"}
         Kendall variant (HANNA uses tau-b).
     nan_policy : {"omit", "propagate", "raise"}
+    group_by : {"input", "system"}
+        The groups of ``level="item"``: the inputs (axis 1) or the systems (axis 2).
+    weighting : {"uniform", "count"}
+        The mean over groups: plain, or weighted by each group's number of observations.
 
     Returns
     -------
@@ -390,12 +453,11 @@ def level_correlation(A, B=None, *, level="item", method="kendall", variant="b",
     ([[1.0, -0.3333], [-0.3333, 1.0]], [[1, 1], [1, 2]])
     """
     arrays = {"A": A} if B is None else {"A": A, "B": B}
-    options = {"level": level, "method": method, "variant": variant, "nan_policy": nan_policy}
-    _, method_code, variant_code, _ = check_options(**options)
+    method_code, variant_code = check_options(method=method, variant=variant)
     omit = nan_policy == "omit"
-    cubes = [at_level(X, level, omit) for X in validated(arrays, 3, 2)]
+    cubes = grouped_cubes(arrays, level, nan_policy, group_by, weighting=weighting)
     symmetric = cubes[0] is cubes[-1]
     R = _group_correlations(cubes[0], cubes[-1], symmetric, method_code, variant_code, omit)
     if nan_policy == "raise" and np.isnan(R).any():
         raise _undefined_error(R, cubes, level)
-    return LevelCorrelationResult(*_aggregate(R, omit))
+    return LevelCorrelationResult(*aggregate_cells(R, cubes, omit, weighting))

@@ -1,14 +1,22 @@
-"""PERM-BOTH permutation tests of the difference between two measures' correlations.
+"""Permutation tests of the difference between two measures' correlations (PERM-BOTH,
+PERM-SYS, PERM-INPUT).
 
 Cubes have shape (measures, inputs G, systems S), float64, as in
 :mod:`hanna_stats.kernels.grouped`. The swaps are drawn once, in Python, by a
 :class:`numpy.random.Generator` seeded by the caller (or passed in), and are shared by all
-pairs; compiled loops assign each pair to one thread and sum in a fixed order, so results do
-not depend on the number of threads.
+pairs; compiled loops give each output value to one thread and sum in a fixed order, so
+results do not depend on the number of threads.
+
+Item-level Kendall tau-a/tau-b (the paper's story level) has a fast path,
+:func:`_kendall_item_null`: for one input and one pair of measures, the permuted measure's
+``C - D`` and tied-pair count are quadratic polynomials in the swap bits, so a permutation's
+counts for all pairs are a few integer vector adds; see :func:`permutation_null`.
 """
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import NamedTuple
 
 import numpy as np
@@ -18,6 +26,8 @@ from ._options import (
     ALTERNATIVES,
     KENDALL,
     LEVELS,
+    RESAMPLE,
+    TAU_B,
     check_count,
     check_option,
     check_seed,
@@ -38,20 +48,31 @@ class PermutationTestResult(NamedTuple):
     ``statistic[a] - statistic[b]``; ``pvalue`` (M, M): p-value for the pair (a, b) under
     ``alternative`` (``"greater"``: the correlation of ``a`` exceeds that of ``b``);
     ``n_valid`` (M, M) int64: permutations whose statistic was defined (the p-value's
-    denominator). The diagonal is NaN / 0.
+    denominator); ``n_drawn`` (M, M) int64: permutations drawn for the pair (all of them, or
+    fewer when early stopping settled it). The diagonal is NaN / 0.
     """
 
     statistic: np.ndarray
     delta: np.ndarray
     pvalue: np.ndarray
     n_valid: np.ndarray
+    n_drawn: np.ndarray
 
 
-def permutation_swaps(n_inputs, n_systems, *, permutations=1000, seed=0):
-    """Swap indicators (P, G, S) uint8 of PERM-BOTH, drawn once for all pairs.
+def permutation_swaps(n_inputs, n_systems, *, permutations=1000, seed=0, unit="both"):
+    """Swap indicators (P, G, S) uint8, drawn once for all pairs; 1 swaps the two measures'
+    scores of that (input, system) cell.
 
-    ``numpy.random.default_rng(seed).integers(0, 2, (permutations, n_inputs, n_systems),
-    dtype=numpy.uint8)``: 1 swaps the two measures' scores of that (input, system) cell.
+    The resampling units of Deutsch, Dror and Roth (2021), each cell swapped with probability
+    1/2:
+
+    - ``"both"`` (PERM-BOTH): one coin per cell, ``numpy.random.default_rng(seed).integers(0,
+      2, (permutations, n_inputs, n_systems), dtype=numpy.uint8)``;
+    - ``"systems"`` (PERM-SYS): one coin per system, applied to all its inputs (coins drawn as
+      ``integers(0, 2, (permutations, 1, n_systems))``);
+    - ``"inputs"`` (PERM-INPUT): one coin per input, applied to all systems (``(permutations,
+      n_inputs, 1)``).
+
     ``permutations`` is an int in [1, 1,000,000]; ``seed`` an int in [0, 2**63), a
     Generator (advanced by the draw) or None.
 
@@ -59,9 +80,19 @@ def permutation_swaps(n_inputs, n_systems, *, permutations=1000, seed=0):
     --------
     >>> permutation_swaps(2, 3, permutations=4, seed=0).shape
     (4, 2, 3)
+    >>> w = permutation_swaps(2, 3, permutations=4, seed=0, unit="systems")
+    >>> bool((w == w[:, :1]).all())  # every input of a system shares its coin
+    True
     """
     permutations = check_count("permutations", permutations)
-    return check_seed(seed).integers(0, 2, (permutations, n_inputs, n_systems), dtype=np.uint8)
+    unit = RESAMPLE[check_option("unit", unit, RESAMPLE)]
+    shape = {
+        "both": (permutations, n_inputs, n_systems),
+        "systems": (permutations, 1, n_systems),
+        "inputs": (permutations, n_inputs, 1),
+    }[unit]
+    coins = check_seed(seed).integers(0, 2, shape, dtype=np.uint8)
+    return np.ascontiguousarray(np.broadcast_to(coins, (permutations, n_inputs, n_systems)))
 
 
 def standardize(X):
@@ -170,8 +201,165 @@ def _item_null(Z, C, W, pairs, method_code, variant_code):
     return out
 
 
+@njit(cache=True, inline="always")
+def _packed(x_s, x_t, c, base):
+    # One system pair's packed term: base if x ties it, else sign(x_t - x_s) times the
+    # criterion's sign c (signs from comparisons, as _prepare_column).
+    sign = np.int64(x_t > x_s) - np.int64(x_t < x_s)
+    return base if sign == 0 else sign * c
+
+
+@njit(cache=True, parallel=True)
+def _kendall_coefficients(Z, C, pairs, base, coef):
+    """Fill ``coef`` (G, F, K), ``F = 1 + S + S (S - 1) / 2``: per input ``g`` and pair ``k =
+    (a, b)``, the coefficients of the polynomial in the swap bits ``w`` (S,) of input ``g``
+
+        Y(w) = sum_{s<t, criterion defined} f_st(w_s, w_t),
+        f_st(u, v) = sign(x_t - x_s) sign(c_t - c_s) + base [x_t == x_s],
+
+    where ``x_s`` is ``Z[b, g, s]`` if ``u`` else ``Z[a, g, s]`` (``x_t`` likewise with
+    ``v``): ``Y`` packs a's permuted ``C - D`` and tied-pair count. With ``f(u, v) = f00 +
+    (f10 - f00) u + (f01 - f00) v + (f11 - f10 - f01 + f00) u v``: feature 0 is the constant,
+    ``1 + s`` the coefficient of ``w_s``, ``1 + S + q`` that of ``w_s w_t`` for the ``q``-th
+    pair ``s < t`` in row-major order. ``coef`` is int32 (the caller checks the bound)."""
+    K = pairs.shape[0]
+    G, S = C.shape
+    for k in prange(K):
+        a = pairs[k, 0]
+        b = pairs[k, 1]
+        lin = np.empty(S, dtype=np.int64)
+        for g in range(G):
+            const = np.int64(0)
+            lin[:] = 0
+            q = 1 + S
+            for s in range(S):
+                for t in range(s + 1, S):
+                    quad = np.int64(0)
+                    if not (np.isnan(C[g, s]) or np.isnan(C[g, t])):
+                        c = np.int64(C[g, t] > C[g, s]) - np.int64(C[g, t] < C[g, s])
+                        # (w_s, w_t) = (0, 0), (1, 0), (0, 1), (1, 1)
+                        f00 = _packed(Z[a, g, s], Z[a, g, t], c, base)
+                        f10 = _packed(Z[b, g, s], Z[a, g, t], c, base)
+                        f01 = _packed(Z[a, g, s], Z[b, g, t], c, base)
+                        f11 = _packed(Z[b, g, s], Z[b, g, t], c, base)
+                        const += f00
+                        lin[s] += f10 - f00
+                        lin[t] += f01 - f00
+                        quad = f11 - f10 - f01 + f00
+                    coef[g, q, k] = quad
+                    q += 1
+            coef[g, 0, k] = const
+            for s in range(S):
+                coef[g, 1 + s, k] = lin[s]
+
+
+@njit(cache=True, parallel=True)
+def _kendall_null_sums(coef, table, rows, W, iu, ju, sums, counts):
+    """Per row ``r`` of the output (``r < P1``: measure a under swaps ``W[:, r]``; ``r >= P1``:
+    measure b, i.e. a's polynomial at the complementary swaps) and pair ``k``: the sum over the
+    inputs, in order, of the defined taus ``table[rows[g], Y + n_pairs]``, ``Y`` the packed
+    count ``sum_f coef[g, f, k] x_f`` over the features ``x = [1, w_s, w_s w_t]`` that are 1;
+    inputs with ``rows[g] < 0`` (criterion undefined) are skipped."""
+    G, _, K = coef.shape
+    P1, S = W.shape[1], W.shape[2]
+    n_pairs = iu.size
+    for r in prange(2 * P1):
+        flip = r >= P1
+        p = np.int64(r) - P1 if flip else np.int64(r)
+        y = np.empty(K, dtype=coef.dtype)
+        for g in range(G):
+            if rows[g] < 0:
+                continue
+            y[:] = coef[g, 0]
+            for s in range(S):
+                if (W[g, p, s] != 0) != flip:
+                    y += coef[g, 1 + s]
+            for q in range(n_pairs):
+                if (W[g, p, iu[q]] != 0) != flip and (W[g, p, ju[q]] != 0) != flip:
+                    y += coef[g, 1 + S + q]
+            for k in range(K):
+                value = table[rows[g], y[k] + n_pairs]
+                if not np.isnan(value):
+                    sums[r, k] += value
+                    counts[r, k] += 1
+
+
+class _KendallItem(NamedTuple):
+    """Pairs prepared for :func:`_kendall_item_null`: ``coef`` (G, F, K) int32 from
+    :func:`_kendall_coefficients`; ``table`` (T, (n_pairs + 1) base): for each distinct
+    criterion tie structure (valid systems, tied pairs), the tau of each packed value ``Y`` at
+    index ``Y + n_pairs`` (NaN when undefined); ``rows`` (G,): each input's row of ``table``
+    (-1: the criterion is constant or too short there); ``iu``/``ju`` the system pairs."""
+
+    coef: np.ndarray
+    table: np.ndarray
+    rows: np.ndarray
+    iu: np.ndarray
+    ju: np.ndarray
+
+
+def _kendall_item_prepare(Z, C, pairs, variant_code):
+    """:class:`_KendallItem` of ``pairs`` of the standardized cube ``Z`` and criterion ``C``."""
+    G, S = C.shape
+    iu, ju = np.triu_indices(S, 1)
+    n_pairs = iu.size
+    base = 2 * n_pairs + 1
+    coef = np.empty((G, 1 + S + n_pairs, pairs.shape[0]), dtype=np.int32)
+    _kendall_coefficients(Z, C, pairs, base, coef)
+    # tau of every (C - D, ties) as _tau forms it, at index (C - D) + n_pairs + base * ties.
+    s = np.arange(-n_pairs, n_pairs + 1, dtype=np.float64)
+    keys = {}
+    rows = np.full(G, -1, dtype=np.int64)
+    for g in range(G):
+        c = C[g][~np.isnan(C[g])]
+        n0 = c.size * (c.size - 1) // 2
+        n2 = int(sum(t * (t - 1) // 2 for t in np.unique(c, return_counts=True)[1]))
+        if n0 > 0 and n2 < n0:  # else the criterion is undefined there for every measure
+            rows[g] = keys.setdefault((n0, n2), len(keys))
+    table = np.full((len(keys), n_pairs + 1, base), np.nan)
+    for (n0, n2), row in keys.items():
+        for ties in range(n0):  # ties == n0: x constant, undefined
+            if variant_code == TAU_B:
+                value = s / math.sqrt(n0 - ties) / math.sqrt(n0 - n2)
+            else:
+                value = s / n0
+            table[row, ties] = np.clip(value, -1.0, 1.0)
+    return _KendallItem(coef, table.reshape(len(keys), -1 if keys else 0), rows, iu, ju)
+
+
+def _kendall_item_null(prepared, swaps, columns):
+    """:func:`_item_null` for Kendall tau-a and tau-b, bit for bit, from integer polynomials.
+
+    For input ``g`` and pair (a, b), the permuted a's ``C - D`` and its tied pairs are sums over
+    the system pairs ``s < t`` of terms that depend on the two swap bits ``(w_s, w_t)`` only,
+    so both are quadratic polynomials in the bits (:func:`_kendall_coefficients`), packed into
+    one integer ``Y = (C - D) + base * ties`` (``base = 2 n_pairs + 1 > 2 |C - D|``). A
+    permutation's ``Y`` for all pairs is then the sum of the coefficient rows of its features
+    ``[1, w_s, w_s w_t]`` that are 1 (contiguous int32 vector adds over the pairs); b's values
+    are the same polynomial at ``1 - w`` (b's permuted scores are a's with the complementary
+    swaps). The tau of each ``Y`` is looked up in a table formed as :func:`_tau` forms it, so
+    the values equal the slow path's to the last bit. Cost: about ``G (2 P) (1 + S / 2 +
+    n_pairs / 4) K`` integer adds instead of ``G (2 P) K`` full tau computations. ``columns``
+    selects pairs of ``prepared``.
+    """
+    coef, table, rows, iu, ju = prepared
+    if columns.size < coef.shape[2]:
+        coef = np.ascontiguousarray(coef[:, :, columns])
+    K = coef.shape[2]
+    W = np.concatenate([np.zeros((1, *swaps.shape[1:]), np.uint8), swaps])  # identity first
+    W = np.ascontiguousarray(W.transpose(1, 0, 2))  # (G, P + 1, S)
+    P1 = W.shape[1]
+    sums = np.zeros((2 * P1, K))
+    counts = np.zeros((2 * P1, K), dtype=np.int64)
+    _kendall_null_sums(coef, table, rows, W, iu, ju, sums, counts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = sums[:P1] / counts[:P1] - sums[P1:] / counts[P1:]
+    out[(counts[:P1] == 0) | (counts[P1:] == 0)] = np.nan
+    return np.ascontiguousarray(out.T)
+
+
 def permutation_null(X, criterion, pairs, swaps, *, level="system", method="kendall", variant="b"):
-    """Observed and permuted differences of correlation for measure pairs (PERM-BOTH).
+    """Observed and permuted differences of correlation for measure pairs.
 
     Parameters
     ----------
@@ -180,7 +368,7 @@ def permutation_null(X, criterion, pairs, swaps, *, level="system", method="kend
     pairs : ndarray of int64, shape (K, 2)
         Pairs (a, b) of measures of X.
     swaps : ndarray of uint8, shape (P, G, S)
-        :func:`permutation_swaps`.
+        :func:`permutation_swaps` (any unit).
     level, method, variant
         As :func:`permutation_test_pairs`.
 
@@ -189,21 +377,103 @@ def permutation_null(X, criterion, pairs, swaps, *, level="system", method="kend
     ndarray of float64, shape (K, P + 1)
         Column 0: ``r_a - r_b`` on the standardized data; column ``1 + p``: the same after the
         swaps of permutation ``p``; NaN where undefined.
+
+    Notes
+    -----
+    Item level with Kendall tau-a or tau-b takes :func:`_kendall_item_null` (integer
+    polynomials in the swap bits, the same values bit for bit); other item and global cases
+    recompute every per-input correlation of both swapped vectors.
     """
+    pairs = np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2)
+    parts = [
+        _null_function(X, criterion, pairs[block], level, method, variant)(
+            np.arange(block.size), swaps
+        )
+        for block in _pair_blocks(X.shape, pairs.shape[0], level, method, variant)
+    ]
+    return np.concatenate(parts) if parts else np.empty((0, swaps.shape[0] + 1))
+
+
+#: Largest int32 coefficient array (bytes) the item-level Kendall fast path prepares at once
+#: (``4 G (1 + S + S (S - 1) / 2)`` bytes a pair): more pairs are taken in blocks, one after
+#: the other (HANNA's 2,556 pairs: one block of 55 MB).
+FAST_BLOCK_BYTES = 2**28
+
+
+def _fast_path(shape, level, method, variant):
+    """Whether :func:`_null_function` takes the item-level Kendall fast path."""
+    n_pairs = shape[2] * (shape[2] - 1) // 2
+    return (
+        level == "item"
+        and method == "kendall"
+        and variant != "c"
+        and 9 * n_pairs * (2 * n_pairs + 1) < 2**31  # int32 bound of the packed sums
+    )
+
+
+def _pair_blocks(shape, K, level, method, variant):
+    """Index blocks of the K pairs: one block, or for the fast path blocks whose coefficients
+    take at most ``FAST_BLOCK_BYTES``."""
+    size = K
+    if _fast_path(shape, level, method, variant):
+        _, G, S = shape
+        size = max(1, FAST_BLOCK_BYTES // (4 * G * (1 + S * (S + 1) // 2)))
+    return [np.arange(i, min(i + size, K)) for i in range(0, K, size)]
+
+
+def _null_function(X, criterion, pairs, level, method, variant):
+    """``null(columns, swaps)``: :func:`permutation_null` of ``pairs[columns]``, with the work
+    that does not depend on the swaps (standardizing, the fast path's coefficients) done once."""
     Z = standardize(X)
     method_code = check_option("method", method)
     variant_code = check_option("variant", variant)
-    pairs = np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2)
     if level == "system":
         means = np.ascontiguousarray(Z.mean(axis=1))
-        T = _swapped_system_sums(Z, swaps)
         c = np.ascontiguousarray(at_level(criterion[None], "system", True)[0, 0])
-        return _system_null(means, T, c, pairs, method_code, variant_code)
-    if level == "global":
-        Z = Z.reshape(Z.shape[0], 1, -1)
-        criterion = criterion.reshape(1, -1)
-        swaps = swaps.reshape(swaps.shape[0], 1, -1)
-    return _item_null(Z, np.ascontiguousarray(criterion), swaps, pairs, method_code, variant_code)
+
+        def null(columns, swaps):
+            T = _swapped_system_sums(Z, swaps)
+            return _system_null(means, T, c, pairs[columns], method_code, variant_code)
+
+    elif _fast_path(X.shape, level, method, variant):
+        prepared = _kendall_item_prepare(Z, criterion, pairs, variant_code)
+
+        def null(columns, swaps):
+            return _kendall_item_null(prepared, swaps, columns)
+
+    else:
+        if level == "global":
+            Z = Z.reshape(Z.shape[0], 1, -1)
+            criterion = criterion.reshape(1, -1)
+        C = np.ascontiguousarray(criterion)
+
+        def null(columns, swaps):
+            swaps = swaps.reshape(swaps.shape[0], *C.shape)
+            return _item_null(Z, C, swaps, pairs[columns], method_code, variant_code)
+
+    return null
+
+
+def _hits(null, alternative):
+    """Per row of :func:`permutation_null`'s output: the permutations reaching the observed
+    difference (with the ``RTOL`` tolerance) and those defined."""
+    observed = null[:, :1]
+    perms = null[:, 1:]
+    gamma = RTOL * np.abs(observed)
+    if alternative == "greater":
+        hits = perms >= observed - gamma
+    elif alternative == "less":
+        hits = perms <= observed + gamma
+    else:
+        hits = np.abs(perms) >= np.abs(observed) - gamma
+    return hits.sum(axis=1), (~np.isnan(perms)).sum(axis=1)
+
+
+def _ratio(hits, n_valid, observed):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = hits / n_valid
+    p[np.isnan(observed) | (n_valid == 0)] = np.nan
+    return p
 
 
 def permutation_pvalues(null, alternative="two-sided"):
@@ -215,22 +485,36 @@ def permutation_pvalues(null, alternative="two-sided"):
     As in Deutsch et al. (2021) and mt-metrics-eval, the identity permutation is not added:
     ``p`` can be 0; ``(count + 1) / (n_valid + 1)`` is the conservative alternative.
     Returns ``(pvalue, n_valid)``, each shape (K,); NaN where ``d`` or every ``d_p`` is NaN.
+
+    The tolerance matters: a permuted difference mathematically equal to the observed one can
+    come out a few ulps below it (another order of the same additions, or, at system level, a
+    permuted mean formed as ``mean_a + T_b - T_a``). mt-metrics-eval's ``PermutationSigDiff``
+    compares exactly (``c2 - c1 >= delta``) and then misses such permutations, a bug there; we
+    count them. Differences that truly differ by less than ``RTOL |d|`` (about 2e-14
+    relative) count too, a negligible bias toward larger p-values.
     """
     check_option("alternative", alternative, ALTERNATIVES)
-    observed = null[:, :1]
-    perms = null[:, 1:]
-    gamma = RTOL * np.abs(observed)
-    n_valid = (~np.isnan(perms)).sum(axis=1)
-    if alternative == "greater":
-        hits = perms >= observed - gamma
-    elif alternative == "less":
-        hits = perms <= observed + gamma
-    else:
-        hits = np.abs(perms) >= np.abs(observed) - gamma
+    hits, n_valid = _hits(null, alternative)
+    return _ratio(hits, n_valid, null[:, 0]), n_valid
+
+
+#: Early stopping (``stop_alpha``): the two-sided Clopper-Pearson interval of each running
+#: p-value is formed at confidence ``1 - STOP_RISK`` at every look.
+STOP_RISK = 1e-3
+
+
+def _settled(hits, n_valid, alpha):
+    """Whether the Clopper-Pearson interval (Clopper and Pearson 1934) at confidence
+    ``1 - STOP_RISK`` of ``hits`` successes in ``n_valid`` trials lies wholly below or above
+    ``alpha``."""
+    from scipy.special import betaincinv
+
+    h = hits.astype(np.float64)
+    n = n_valid.astype(np.float64)
     with np.errstate(invalid="ignore", divide="ignore"):
-        p = hits.sum(axis=1) / n_valid
-    p[np.isnan(observed[:, 0]) | (n_valid == 0)] = np.nan
-    return p, n_valid
+        low = np.where(h > 0, betaincinv(np.maximum(h, 1), n - h + 1, STOP_RISK / 2), 0.0)
+        high = np.where(h < n, betaincinv(h + 1, np.maximum(n - h, 1), 1 - STOP_RISK / 2), 1.0)
+    return (n > 0) & ((high < alpha) | (low > alpha))
 
 
 def permutation_test_pairs(
@@ -244,25 +528,43 @@ def permutation_test_pairs(
     alternative="two-sided",
     seed=0,
     swaps=None,
+    unit="both",
+    stop_alpha=None,
     progress=None,
 ):
-    """PERM-BOTH permutation tests of ``r(a, criterion) - r(b, criterion)`` for all pairs.
+    """Permutation tests of ``r(a, criterion) - r(b, criterion)`` for all pairs of measures.
 
     The paired permutation test of Deutsch, Dror and Roth (2021), as implemented by
-    mt-metrics-eval's ``PermutationSigDiff``: each measure is standardized (z-scores over all
-    its cells, so that swapped scores share a scale); then, in each permutation, every
-    (input, system) cell independently swaps the two measures' standardized scores with
-    probability 1/2, and the difference of their level correlations with the criterion is
-    recomputed. At system level the swapped cells enter the per-system means (over inputs),
-    computed for all pairs at once from ``T[p, m, s] = sum_g W[p, g, s] z[m, g, s] / G``
-    (a permuted mean of ``a`` is ``mean_a + T_b - T_a``); at item and global level the swapped
-    vectors are correlated per input. One draw of swaps (:func:`permutation_swaps`) serves every
-    pair. p-values as :func:`permutation_pvalues`.
+    mt-metrics-eval's ``PermutationSigDiff`` (PERM-BOTH) and nlpstats' ``permutation_test``
+    (PERM-BOTH, PERM-SYS, PERM-INPUT): each measure is standardized (z-scores over all its
+    cells, so that swapped scores share a scale); then, in each permutation, the two measures'
+    standardized scores are swapped in the cells chosen by ``unit`` (:func:`permutation_swaps`:
+    every cell, every system or every input independently with probability 1/2), and the
+    difference of their level correlations with the criterion is recomputed. At system level
+    the swapped cells enter the per-system means (over inputs), computed for all pairs at once
+    from ``T[p, m, s] = sum_g W[p, g, s] z[m, g, s] / G`` (a permuted mean of ``a`` is
+    ``mean_a + T_b - T_a``); at item and global level the swapped vectors are correlated per
+    input (item-level Kendall tau-a/b by matrix products, see :func:`permutation_null`). One
+    draw of swaps serves every pair. p-values as :func:`permutation_pvalues`.
 
     ``statistic`` and ``delta`` are computed on the original data (they equal
     :func:`level_correlation`'s); the test's observed difference is that of the standardized
     data (the identity permutation), which agrees up to rounding. The criterion is not
     standardized (no correlation depends on it).
+
+    **Early stopping** (``stop_alpha``): the permutations are taken in about 20 consecutive
+    chunks (``ceil(P / 20)`` each). After each chunk, a pair stops drawing once, for both of its
+    directions ((a, b) and (b, a)), the Clopper-Pearson interval (Clopper and Pearson 1934) at
+    confidence ``1 - STOP_RISK`` (0.999) of the running p-value lies wholly below or wholly above
+    ``stop_alpha``: the decision at that level is settled. The pair's p-value is then its
+    running estimate ``hits / n_valid`` over the ``n_drawn`` permutations it used; its decision
+    at ``stop_alpha`` differs from that of the p-value with unlimited permutations with
+    probability at most about ``20 * STOP_RISK / 2 = 0.01`` (union bound over the looks; the
+    same spirit as Besag and Clifford's (1991) sequential p-values, which stop after a fixed
+    number of exceedances). The swaps are the same as without stopping (drawn once from
+    ``seed``), and the looks fall at fixed places, so results are deterministic for a seed.
+    mt-metrics-eval stops on fixed thresholds of the running p-value (below 0.02 or above 0.5
+    after each block of 1000) without an error bound.
 
     Parameters
     ----------
@@ -281,9 +583,16 @@ def permutation_test_pairs(
         when ``swaps`` is given).
     swaps : array_like of 0/1, shape (P, G, S), optional
         Precomputed swap indicators (1 swaps the cell), e.g. from :func:`permutation_swaps`.
+    unit : {"both", "systems", "inputs"}
+        Resampling unit of the swaps drawn from ``seed`` (PERM-BOTH, PERM-SYS, PERM-INPUT);
+        ignored when ``swaps`` is given.
+    stop_alpha : float in (0, 1), optional
+        Stop each pair early once its decision at this level is settled (above); None (the
+        default) uses all permutations.
     progress : callable, optional
         ``progress(iterable, desc=..., total=...)`` wrapping the chunks of permutations (about
-        20) that are computed one after the other, e.g. :func:`hanna_stats._progress.progress`
+        20, times the blocks of pairs of the item-level Kendall path, see ``FAST_BLOCK_BYTES``)
+        that are computed one after the other, e.g. :func:`hanna_stats._progress.progress`
         for a bar on a terminal. The chunks change neither the work nor the result.
 
     Returns
@@ -293,8 +602,11 @@ def permutation_test_pairs(
     References
     ----------
     D. Deutsch, R. Dror and D. Roth, "A Statistical Analysis of Summarization Evaluation
-    Metrics Using Resampling Methods", TACL 9, 2021 (PERM-BOTH); google-research/mt-metrics-eval
-    ``stats.PermutationSigDiff``.
+    Metrics Using Resampling Methods", TACL 9, 2021 (PERM-BOTH, PERM-SYS, PERM-INPUT);
+    google-research/mt-metrics-eval ``stats.PermutationSigDiff``. C. J. Clopper and E. S.
+    Pearson, "The use of confidence or fiducial limits illustrated in the case of the
+    binomial", Biometrika 26, 1934. J. Besag and P. Clifford, "Sequential Monte Carlo
+    p-values", Biometrika 78, 1991.
 
     Examples
     --------
@@ -304,6 +616,9 @@ def permutation_test_pairs(
     >>> res = permutation_test_pairs(X, c, level="item", permutations=200, alternative="greater")
     >>> float(res.pvalue[0, 1]), float(res.pvalue[1, 0]), int(res.n_valid[0, 1])
     (0.0, 1.0, 200)
+    >>> res = permutation_test_pairs(X, c, level="item", permutations=200, stop_alpha=0.05)
+    >>> int(res.n_drawn[0, 1])  # no exceedance: 0.999 upper bound 1 - 0.0005 ** (1 / n) < 0.05
+    150
     """
     check_option("level", level, LEVELS)
     check_option("alternative", alternative, ALTERNATIVES)
@@ -312,9 +627,19 @@ def permutation_test_pairs(
     if C.shape != X.shape[1:]:
         raise ValueError(f"criterion must have shape {X.shape[1:]}; got {C.shape}")
     if np.isnan(X).any():
-        raise ValueError("X must not contain NaN: PERM-BOTH swaps the two measures' scores")
+        raise ValueError("X must not contain NaN: a permutation swaps the two measures' scores")
+    if stop_alpha is not None and (
+        isinstance(stop_alpha, bool)
+        or not isinstance(stop_alpha, numbers.Real)
+        or not 0 < stop_alpha < 1
+    ):
+        raise ValueError(f"stop_alpha must be None or a number in (0, 1); got {stop_alpha!r}")
     if swaps is None:
-        swaps = permutation_swaps(X.shape[1], X.shape[2], permutations=permutations, seed=seed)
+        swaps = permutation_swaps(
+            X.shape[1], X.shape[2], permutations=permutations, seed=seed, unit=unit
+        )
+    else:
+        check_option("unit", unit, RESAMPLE)
     swaps = np.ascontiguousarray(swaps, dtype=np.uint8)
     if swaps.ndim != 3 or swaps.shape[1:] != X.shape[1:] or swaps.shape[0] == 0:
         raise ValueError(
@@ -323,25 +648,43 @@ def permutation_test_pairs(
     M = X.shape[0]
     iu = np.triu_indices(M, 1)
     pairs = np.stack(iu, axis=1)
+    K = pairs.shape[0]
     step = max(1, -(-swaps.shape[0] // 20))
-    starts = range(0, swaps.shape[0], step)
+    blocks = _pair_blocks(X.shape, K, level, method, variant)
+    steps = [(block, k) for block in blocks for k in range(0, swaps.shape[0], step)]
     if progress is not None:
-        starts = progress(starts, desc="permutations", total=len(starts))
-    parts = [
-        permutation_null(
-            X, C, pairs, swaps[k : k + step], level=level, method=method, variant=variant
-        )
-        for k in starts
-    ]
-    # Column 0 (the observed difference) is the same in every part.
-    null = np.concatenate([parts[0][:, :1], *(part[:, 1:] for part in parts)], axis=1)
+        steps = progress(steps, desc="permutations", total=len(steps))
+    observed = np.full(K, np.nan)
+    hits = np.zeros((2, K), dtype=np.int64)  # (a, b) and (b, a)
+    valid = np.zeros(K, dtype=np.int64)
+    drawn = np.zeros(K, dtype=np.int64)
+    for block, k in steps:
+        if k == 0:  # a new block of pairs
+            null_of = _null_function(X, C, pairs[block], level, method, variant)
+            columns = np.arange(block.size)
+        if columns.size == 0:
+            continue  # every pair of the block settled (the progress bar runs to its end)
+        active = block[columns]
+        null = null_of(columns, swaps[k : k + step])
+        observed[active] = null[:, 0]  # the same in every chunk
+        for direction, sign in enumerate((1.0, -1.0)):  # (b, a): -delta
+            h, n = _hits(sign * null, alternative)
+            hits[direction, active] += h
+        valid[active] += n
+        drawn[active] += null.shape[1] - 1
+        if stop_alpha is not None:
+            done = _settled(hits[0, active], valid[active], stop_alpha) & _settled(
+                hits[1, active], valid[active], stop_alpha
+            )
+            columns = columns[~done]
     r = level_correlation(X, C[None], level=level, method=method, variant=variant).statistic[:, 0]
     delta = r[:, None] - r[None, :]
     pvalue = np.full((M, M), np.nan)
     n_valid = np.zeros((M, M), dtype=np.int64)
-    p, n = permutation_pvalues(null, alternative)
-    pvalue[iu] = p
-    n_valid[iu] = n
-    n_valid[iu[1], iu[0]] = n
-    pvalue[iu[1], iu[0]] = permutation_pvalues(-null, alternative)[0]  # (b, a): -delta
-    return PermutationTestResult(r, delta, pvalue, n_valid)
+    n_drawn = np.zeros((M, M), dtype=np.int64)
+    pvalue[iu] = _ratio(hits[0], valid, observed)
+    pvalue[iu[1], iu[0]] = _ratio(hits[1], valid, observed)
+    for out, values in ((n_valid, valid), (n_drawn, drawn)):
+        out[iu] = values
+        out[iu[1], iu[0]] = values
+    return PermutationTestResult(r, delta, pvalue, n_valid, n_drawn)

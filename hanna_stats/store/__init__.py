@@ -16,7 +16,9 @@ from hanna_stats.store.ingest import (
     ingest_hanna_annotations,
     ingest_hanna_llm,
     ingest_hanna_metric_scores,
+    ingest_summeval,
     ingest_tidy,
+    ingest_wmt,
 )
 from hanna_stats.store.study import AUTOMATIC_KINDS, Study, load_study, open_study
 from hanna_stats.store.user_study import read_user_study
@@ -33,7 +35,9 @@ __all__ = [
     "ingest_hanna_dir",
     "ingest_hanna_llm",
     "ingest_hanna_metric_scores",
+    "ingest_summeval",
     "ingest_tidy",
+    "ingest_wmt",
     "load_study",
     "open_store",
     "open_study",

@@ -365,6 +365,7 @@ def write_batch(
     fmt: str,
     *,
     study: str,
+    item_word: str = "item",
     extend: bool = False,
     replace: bool = False,
     scale_policy: str | None = None,
@@ -388,6 +389,8 @@ def write_batch(
         Format name recorded in ``ingests``.
     study : str
         The study's name, recorded when the store has none yet.
+    item_word : str
+        The study's word for its items (``"story"``, ``"summary"``, ...), recorded with the name.
     extend, replace : bool
         Allow another study into the store; allow changing stored values.
     scale_policy : {"error", "missing", "clip", "keep"}, optional
@@ -446,8 +449,9 @@ def write_batch(
             if scales.height:
                 _record_scales(con, scales, source.sha256, fmt)
             con.execute(
-                "INSERT INTO study (name) SELECT ? WHERE NOT EXISTS (SELECT 1 FROM study)",
-                [study],
+                "INSERT INTO study (name, item_word) SELECT ?, ? "
+                "WHERE NOT EXISTS (SELECT 1 FROM study)",
+                [study, item_word],
             )
             refresh_scores_wide(con)
         except BaseException:

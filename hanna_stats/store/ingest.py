@@ -2,8 +2,9 @@
 
 Every ingest
 
-1. reads the file and its SHA-256; if the same content was already ingested in the same format
-   (table ``ingests``), returns at once with ``skipped=True``;
+1. reads the file and its SHA-256 (a WMT test set: the files of one language pair, hashed as
+   one, see :mod:`hanna_stats.store.wmt`); if the same content was already ingested in the
+   same format (table ``ingests``), returns at once with ``skipped=True``;
 2. validates the whole file (:class:`~hanna_stats.store.errors.InputError` names file, row and
    column) before anything is written;
 3. upserts by natural keys (names), so re-ingesting never duplicates rows, records the file in
@@ -23,7 +24,7 @@ Every ingest function takes ``extend``, ``replace`` (default False) and ``scale_
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,14 +36,21 @@ from hanna_stats.store.batch import Batch, write_batch
 from hanna_stats.store.hanna import parse_metric_scores
 from hanna_stats.store.scales import COUNTS
 from hanna_stats.store.source import Source, read_source
+from hanna_stats.store.summeval import ITEM_WORD as SUMMEVAL_ITEM_WORD
+from hanna_stats.store.summeval import STUDY as SUMMEVAL
+from hanna_stats.store.summeval import parse_summeval
 from hanna_stats.store.tidy import parse_tidy
+from hanna_stats.store.wmt import parse_test_set, read_test_set
 
 FORMAT_METRIC_SCORES = "hanna-metric-scores"
 FORMAT_LLM = "hanna-llm"
 FORMAT_ANNOTATIONS = "hanna-annotations"
 FORMAT_TIDY = "tidy"
-#: The study name HANNA's files give a store.
+FORMAT_SUMMEVAL = "summeval"
+FORMAT_WMT = "wmt"
+#: The study name HANNA's files give a store, and HANNA's word for its items.
 HANNA = "HANNA"
+HANNA_ITEM_WORD = "story"
 
 
 @dataclass(frozen=True)
@@ -104,16 +112,19 @@ class IngestSummary:
 
 def _ingest(
     con: duckdb.DuckDBPyConnection,
-    path: str | Path,
+    path: str | Path | Source,
     fmt: str,
     parse: Callable[[Source], Batch],
     *,
     study: str,
+    item_word: str = "item",
     extend: bool,
     replace: bool,
     scale_policy: str | None,
 ) -> IngestSummary:
-    source = read_source(path)
+    if not isinstance(item_word, str) or not item_word.strip():
+        raise ValueError(f"item_word must be a non-empty word; got {item_word!r}")
+    source = path if isinstance(path, Source) else read_source(path)
     done = con.execute(
         "SELECT count(*) FROM ingests WHERE sha256 = ? AND format = ?", [source.sha256, fmt]
     ).fetchall()[0][0]
@@ -126,6 +137,7 @@ def _ingest(
         source,
         fmt,
         study=study or source.path.stem,
+        item_word=item_word.strip(),
         extend=extend,
         replace=replace,
         scale_policy=scale_policy,
@@ -178,6 +190,7 @@ def ingest_hanna_metric_scores(
         FORMAT_METRIC_SCORES,
         parse_metric_scores,
         study=HANNA,
+        item_word=HANNA_ITEM_WORD,
         extend=extend,
         replace=replace,
         scale_policy=scale_policy,
@@ -226,6 +239,7 @@ def ingest_hanna_llm(
         FORMAT_LLM,
         lambda s: parse_metric_scores(s, llm=True),
         study=HANNA,
+        item_word=HANNA_ITEM_WORD,
         extend=extend,
         replace=replace,
         scale_policy=scale_policy,
@@ -273,6 +287,7 @@ def ingest_hanna_annotations(
         FORMAT_ANNOTATIONS,
         parse_annotations,
         study=HANNA,
+        item_word=HANNA_ITEM_WORD,
         extend=extend,
         replace=replace,
         scale_policy=scale_policy,
@@ -284,7 +299,9 @@ def ingest_tidy(
     path: str | Path,
     *,
     human_system: str | None = None,
+    human_measures: Sequence[str] = (),
     study: str | None = None,
+    item_word: str = "item",
     extend: bool = False,
     replace: bool = False,
     scale_policy: str | None = None,
@@ -300,13 +317,20 @@ def ingest_tidy(
         (see :mod:`hanna_stats.store.tidy`).
     human_system : str, optional
         System whose outputs are human-written (``systems.is_human``).
+    human_measures : sequence of str
+        Measures of kind ``human`` (the criteria), as if a ``kind`` column said so; each must
+        be in the file and have no other kind there (CLI ``--human``).
     study : str, optional
         The study's name, recorded by a store's first ingest (default: the file's stem).
+    item_word : str
+        The study's word for its items (e.g. ``"summary"``, ``"segment"``), recorded with the
+        name; the report calls the item level by it ("summary level").
 
     Returns
     -------
     IngestSummary
-        n_values = rows written. A file already ingested is skipped whatever ``human_system``.
+        n_values = rows written. A file already ingested is skipped whatever ``human_system``
+        and ``human_measures``.
 
     Raises
     ------
@@ -319,8 +343,116 @@ def ingest_tidy(
         con,
         path,
         FORMAT_TIDY,
-        lambda s: parse_tidy(s, human_system=human_system),
+        lambda s: parse_tidy(s, human_system=human_system, human_measures=human_measures),
         study=study,
+        item_word=item_word,
+        extend=extend,
+        replace=replace,
+        scale_policy=scale_policy,
+    )
+
+
+def ingest_summeval(
+    con: duckdb.DuckDBPyConnection,
+    path: str | Path,
+    *,
+    extend: bool = False,
+    replace: bool = False,
+    scale_policy: str | None = None,
+) -> IngestSummary:
+    """Ingest SummEval's annotations, ``model_annotations.aligned[.paired][.scored].jsonl``.
+
+    See :mod:`hanna_stats.store.summeval` for the format (Fabbri et al. 2021, TACL; repository
+    Yale-LILY/SummEval) and the mapping: inputs are documents (``id``), systems ``model_id``,
+    items ``<id>/<model_id>``; the experts' ratings make the criteria ``Coherence``,
+    ``Consistency``, ``Fluency`` and ``Relevance`` (raters ``SummEval expert 1..3``), the crowd
+    workers' ``Coherence (turker)`` ...; metric scores of a scored file are metrics. The study
+    is named ``SummEval``, its items called summaries.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+        Writable store.
+    path : str or Path
+        The file (JSON lines).
+
+    Returns
+    -------
+    IngestSummary
+        n_values = ratings plus metric scores (SummEval: 1,600 summaries x 8 ratings x 4
+        criteria = 51,200 ratings).
+
+    Raises
+    ------
+    InputError
+        Naming the line and field (nothing is written).
+    DataNotFoundError
+        If the file does not exist.
+    """
+    return _ingest(
+        con,
+        path,
+        FORMAT_SUMMEVAL,
+        parse_summeval,
+        study=SUMMEVAL,
+        item_word=SUMMEVAL_ITEM_WORD,
+        extend=extend,
+        replace=replace,
+        scale_policy=scale_policy,
+    )
+
+
+def ingest_wmt(
+    con: duckdb.DuckDBPyConnection,
+    path: str | Path,
+    *,
+    lp: str | None = None,
+    ref: str | None = None,
+    extend: bool = False,
+    replace: bool = False,
+    scale_policy: str | None = None,
+) -> IngestSummary:
+    """Ingest one language pair of a WMT test set in MTME's folder layout.
+
+    See :mod:`hanna_stats.store.wmt` for the files read and the mapping: inputs are segments
+    (``en-de:17``), items (segment, system), measures the segment-level human scores (kind
+    ``human``, e.g. ``mqm``) and metric scores (kind ``metric``, e.g. ``BLEU-refA``). The study
+    is named after the folder and the pair, e.g. ``wmt23 en-de``.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+        Writable store.
+    path : str or Path
+        The test-set folder (``sources/``, ``references/``, ``system-outputs/``,
+        ``human-scores/``, ``metric-scores/``).
+    lp : str, optional
+        The language pair, e.g. ``en-de``; required when the test set has several.
+    ref : str, optional
+        The standard reference (``items.reference``), e.g. ``refA``; required when the pair has
+        several.
+
+    Returns
+    -------
+    IngestSummary
+        n_values = segment-level score lines (``None`` included, stored as missing). The same
+        files ingested again with the same ``lp`` and ``ref`` are skipped.
+
+    Raises
+    ------
+    InputError
+        Naming the folder, file, line and field (nothing is written).
+    DataNotFoundError
+        If the folder does not exist.
+    """
+    source = read_test_set(path, lp=lp, ref=ref)
+    return _ingest(
+        con,
+        source,
+        FORMAT_WMT,
+        parse_test_set,
+        study=source.name,
+        item_word="segment",
         extend=extend,
         replace=replace,
         scale_policy=scale_policy,

@@ -23,6 +23,7 @@ from hanna_stats.store.cube import Cube, build_hanna_store
 from hanna_stats.store.db import open_store
 from hanna_stats.store.errors import DataNotFoundError
 from hanna_stats.store.fetch import METRIC_SCORES_FILE
+from hanna_stats.store.ingest import HANNA, HANNA_ITEM_WORD
 
 T = TypeVar("T")
 
@@ -176,6 +177,10 @@ class Study:
     counts, families, sources : polars.DataFrame
         What the store holds (``what, n``), the measure catalogue by kind and family, and the
         ingested files (``file, format, sha256, n_values``).
+    item_word : str
+        The study's word for its items (table ``study``): ``"story"`` for HANNA, else as given
+        at ingest (default ``"item"``). The report names the item level by it ("story level");
+        the analyses' outputs always say ``item``.
     """
 
     values: np.ndarray
@@ -190,6 +195,7 @@ class Study:
     counts: pl.DataFrame
     families: pl.DataFrame
     sources: pl.DataFrame
+    item_word: str = "item"
     _memo: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -339,7 +345,19 @@ def load_study(con: duckdb.DuckDBPyConnection) -> Study:
         counts=con.sql(_COUNTS).pl(),
         families=con.sql(_FAMILIES).pl(),
         sources=con.sql(_SOURCES).pl(),
+        item_word=_item_word(con),
     )
+
+
+def _item_word(con: duckdb.DuckDBPyConnection) -> str:
+    """The study's word for its items, ``"item"`` when the store has none. A store written
+    before ``study.item_word`` existed has none (NULL, or no such column when opened read-only):
+    HANNA's items are then stories."""
+    study = con.sql("SELECT * FROM study ORDER BY ALL LIMIT 1").pl()
+    if study.is_empty():
+        return "item"
+    row = study.row(0, named=True)
+    return row.get("item_word") or (HANNA_ITEM_WORD if row["name"] == HANNA else "item")
 
 
 def open_study(source: str | Path, *, human_system: str | None = None) -> Study:
@@ -351,7 +369,8 @@ def open_study(source: str | Path, *, human_system: str | None = None) -> Study:
         A DuckDB store file (``.duckdb``/``.db``, opened read-only; it must exist), a folder
         holding ``hanna_metric_scores.csv`` (built into an in-memory store), or a tidy CSV or
         Parquet file (columns ``item,input,system,measure,value[,rater]``, ingested into an
-        in-memory store).
+        in-memory store), or SummEval's annotation file (``.jsonl``, likewise; see
+        :mod:`hanna_stats.store.summeval`).
     human_system : str, optional
         Tidy files: the system holding human-written references.
 
@@ -373,7 +392,7 @@ def open_study(source: str | Path, *, human_system: str | None = None) -> Study:
     >>> study = open_study("path/to/hanna")                      # doctest: +SKIP
     >>> correlate(study, level="system", method="kendall")              # doctest: +SKIP
     """
-    from hanna_stats.store.ingest import ingest_tidy
+    from hanna_stats.store.ingest import ingest_summeval, ingest_tidy
 
     path = Path(source)
     if path.is_dir():
@@ -384,6 +403,9 @@ def open_study(source: str | Path, *, human_system: str | None = None) -> Study:
         raise DataNotFoundError(f"{path}: no such file or folder")
     elif path.suffix.lower() in (".duckdb", ".db"):
         con = open_store(path, read_only=True)
+    elif path.suffix.lower() == ".jsonl":
+        con = open_store()
+        ingest_summeval(con, path)
     else:
         con = open_store()
         ingest_tidy(con, path, human_system=human_system)

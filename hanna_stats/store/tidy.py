@@ -9,9 +9,11 @@ repeated tries are its raters: rater ``1``, ``2``, ...); rows without one are it
 Optional columns describing the measure (the same on every row of a measure; empty = not
 given):
 
-- ``kind``: ``human``, ``metric`` or ``llm-judge``. Where not given: ``llm-judge`` if the
+- ``kind``: ``human``, ``metric`` or ``llm-judge``. Where not given: ``human`` if the ingest
+  names the measure human (``human_measures``, CLI ``--human``), else ``llm-judge`` if the
   measure names a ``judge``, else ``human`` if it has rater rows, else ``metric``; item-level
-  human scores (averaged expert ratings) thus need ``kind`` = ``human``. Metrics take no rater.
+  human scores (averaged expert ratings) thus need ``kind`` = ``human`` or ``--human``. Metrics
+  take no rater.
 - ``criterion``: the human criterion an LLM-judge measure rates (the name of a human measure).
 - ``judge``: the LLM judge (e.g. ``Beluga-13B``); ``prompt_variant``: its prompt (e.g. ``1``).
 - ``scale`` (``likert``, ``integer`` or ``continuous``), ``scale_min``, ``scale_max``: the
@@ -27,6 +29,7 @@ This loads other meta-evaluation studies (SummEval, WMT, ...).
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 
 import polars as pl
 
@@ -157,11 +160,30 @@ def _check_choices(source: Source, df: pl.DataFrame, column: str, choices: tuple
         )
 
 
-def _describe(source: Source, df: pl.DataFrame) -> pl.DataFrame:
+def _check_human(source: Source, df: pl.DataFrame, human_measures: tuple[str, ...]) -> None:
+    """Refuse a measure named human that the file lacks or gives another kind."""
+    names = set(df["measure"].unique().to_list())
+    for m in human_measures:
+        if m not in names:
+            raise source.error(
+                f"measure {m!r}, named human (--human), is not in the file", column="measure"
+            )
+    other = _first_row(df, pl.col("measure").is_in(human_measures) & (pl.col(KIND) != HUMAN))
+    if other is not None:
+        raise source.error(
+            f"measure {other['measure']!r} is named human (--human) but has kind "
+            f"{other[KIND]!r} here",
+            row=other["row"],
+            column=KIND,
+        )
+
+
+def _describe(source: Source, df: pl.DataFrame, human_measures: tuple[str, ...]) -> pl.DataFrame:
     """The catalogue rows of the file's measures (name, kind, criterion, judge, variant, scale,
     bounds), checked; kinds inferred where not given (see the module)."""
     _check_choices(source, df, KIND, KINDS)
     _check_choices(source, df, "scale", SCALES)
+    _check_human(source, df, human_measures)
     given = {c: _per_measure(source, df, c) for c in (*DESCRIBING, *BOUNDS)}
     human = set(df.filter(pl.col(RATER).is_not_null())["measure"].unique().to_list())
     names = df["measure"].unique(maintain_order=True).to_list()
@@ -169,6 +191,8 @@ def _describe(source: Source, df: pl.DataFrame) -> pl.DataFrame:
     def kind(m: str) -> str:
         if m in given[KIND]:
             return given[KIND][m]
+        if m in human_measures:
+            return HUMAN
         return LLM_JUDGE if m in given["judge"] else HUMAN if m in human else METRIC
 
     rows = {
@@ -219,7 +243,9 @@ def _ordered(series: pl.Series) -> list[str]:
     return series.unique(maintain_order=True).to_list()
 
 
-def parse_tidy(source: Source, *, human_system: str | None = None) -> b.Batch:
+def parse_tidy(
+    source: Source, *, human_system: str | None = None, human_measures: Sequence[str] = ()
+) -> b.Batch:
     """Validate a tidy score file and build its batch.
 
     Parameters
@@ -229,6 +255,9 @@ def parse_tidy(source: Source, *, human_system: str | None = None) -> b.Batch:
     human_system : str, optional
         Name of the system holding human-written outputs (flagged ``is_human``); it must occur
         in the file.
+    human_measures : sequence of str
+        Measures of kind ``human`` (CLI ``--human``), as if their rows had ``kind`` = ``human``;
+        each must occur in the file, and no row may give it another kind.
 
     Returns
     -------
@@ -244,8 +273,11 @@ def parse_tidy(source: Source, *, human_system: str | None = None) -> b.Batch:
         a metric, a human rating without a value, a judge's try with neither value nor answer,
         an answer without a rater, a Likert scale without bounds, a duplicate row (item,
         measure[, rater]), an item with two (input, system), an (input, system) with two items,
-        a measure named like a key column of ``scores_wide``, or ``human_system`` absent.
+        a measure named like a key column of ``scores_wide``, ``human_system`` absent, or a
+        measure of ``human_measures`` absent or of another kind in the ``kind`` column.
     """
+    if isinstance(human_measures, str):
+        raise ValueError(f"human_measures must be a sequence of names; got {human_measures!r}")
     df = _read(source)
     require_columns(source, df.columns, [*KEYS, VALUE])
     if df.height == 0:
@@ -287,7 +319,7 @@ def parse_tidy(source: Source, *, human_system: str | None = None) -> b.Batch:
         raise source.error(f"human system {human_system!r} not found", column="system")
 
     inputs = _ordered(df["input"])
-    measures = _describe(source, df)
+    measures = _describe(source, df, tuple(human_measures))
     kinds = dict(measures.select("name", "kind").iter_rows())
     rated = df.filter(pl.col(RATER).is_not_null())
     missing = _first_row(

@@ -29,9 +29,11 @@ from scoring.registry import ScoringConfig, Texts, register
 MODEL = "bert-base-uncased"
 LAST_LAYERS = 5
 REGULARISATIONS = (10, 5, 1, 0.5, 0.1, 0.01, 0.001)
-#: Ratio between successive regularisations of the Sinkhorn solver, and updates at the target.
+#: Ratio between successive regularisations of the Sinkhorn solver; at each target, updates go on
+#: until no dual potential moves by more than TOLERANCE (at most MAX_UPDATES of them).
 EPS_SCALING = 0.9
-FINAL_UPDATES = 10
+TOLERANCE = 1e-6
+MAX_UPDATES = 20_000
 MEASURES = ("BaryScore-W", *(f"BaryScore-SD-{reg:g}" for reg in REGULARISATIONS))
 
 
@@ -75,6 +77,13 @@ def _logsumexp(x: np.ndarray, axis: int) -> np.ndarray:
     return np.squeeze(top, axis) + np.log(np.exp(x - top).sum(axis=axis))
 
 
+def _sinkhorn_update(f, log_a, log_b, cost, eps):
+    """One log-domain Sinkhorn update of the dual potentials ``(f, g)`` at ``eps``."""
+    g = -eps * _logsumexp(log_a[:, None] + (f[:, None] - cost) / eps, axis=0)
+    f = -eps * _logsumexp(log_b[None, :] + (g[None, :] - cost) / eps, axis=1)
+    return f, g
+
+
 def entropic_ot(
     a: np.ndarray, b: np.ndarray, cost: np.ndarray, regs: Sequence[float]
 ) -> np.ndarray:
@@ -88,12 +97,15 @@ def entropic_ot(
     Sinkhorn updates of the dual potentials in the log domain (stable for any
     :math:`\varepsilon`) with :math:`\varepsilon`-scaling: :math:`\varepsilon` shrinks
     geometrically by :data:`EPS_SCALING` from :math:`\max C` down to each ``reg`` in turn
-    (largest first, warm-starting the next), one update per step, then :data:`FINAL_UPDATES`
-    updates at the ``reg`` (the annealing solver of Feydy et al., 2019, Sec. 3.3, and of
-    ``geomloss``); the value is :math:`\langle a, f \rangle + \langle b, g \rangle`. Plain
-    Sinkhorn needs thousands of iterations at :math:`\varepsilon \le 0.01`; this takes under
-    two hundred for all seven BaryScore values and, on unit-vector clouds, lands within about
-    1e-3 of the converged value.
+    (largest first, warm-starting the next), one update per step (the annealing of Feydy et al.,
+    2019, Sec. 3.3, and of ``geomloss``), then updates at the ``reg`` until no potential moves by
+    more than :data:`TOLERANCE` (at most :data:`MAX_UPDATES`); the value is
+    :math:`\langle a, f \rangle + \langle b, g \rangle`. The annealing alone (a fixed ten
+    updates at the target) stopped short at :math:`\varepsilon = 0.001`: its dual value lay
+    0.011 below the converged one, below the Wasserstein distance it must exceed. With the
+    tolerance (1e-6; squared Euclidean costs of unit vectors lie in [0, 4]) the values lay within
+    1e-6 of POT's fully converged ``sinkhorn_log`` in our checks, for about 3x the time of the
+    annealing alone.
     """
     log_a, log_b = np.log(a), np.log(b)
     f, g = np.zeros(len(a)), np.zeros(len(b))
@@ -102,9 +114,14 @@ def entropic_ot(
     for reg in sorted(regs, reverse=True):
         steps = int(np.ceil(np.log(eps / reg) / np.log(1 / EPS_SCALING)))
         schedule = [max(reg, eps * EPS_SCALING**k) for k in range(1, steps + 1)]
-        for eps in [*schedule, *[reg] * FINAL_UPDATES]:
-            g = -eps * _logsumexp(log_a[:, None] + (f[:, None] - cost) / eps, axis=0)
-            f = -eps * _logsumexp(log_b[None, :] + (g[None, :] - cost) / eps, axis=1)
+        for eps in schedule:
+            f, g = _sinkhorn_update(f, log_a, log_b, cost, eps)
+        for _ in range(MAX_UPDATES):
+            f_new, g_new = _sinkhorn_update(f, log_a, log_b, cost, reg)
+            moved = max(np.abs(f_new - f).max(), np.abs(g_new - g).max())
+            f, g = f_new, g_new
+            if moved <= TOLERANCE:
+                break
         values[reg] = a @ f + b @ g
     return np.array([values[reg] for reg in regs])
 

@@ -7,6 +7,7 @@ ICLR 2020. Defaults follow the paper's recommended English setting as shipped by
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -54,7 +55,7 @@ def greedy_match(
 
 def bertscore(
     candidates: Sequence[str],
-    references: Sequence[str],
+    references: Sequence[str | Sequence[str]],
     config: ScoringConfig,
     *,
     model: str = MODEL,
@@ -71,6 +72,11 @@ def bertscore(
     :math:`F = 2PR / (P + R)` (0 when :math:`P + R = 0`). With ``baseline`` :math:`b`, each score
     :math:`s` is rescaled to :math:`(s - b) / (1 - b)` (Zhang et al., 2020, Sec. 5).
 
+    A candidate with several references is scored against each; precision, recall and F1 are
+    then each the maximum over them (not necessarily from the same reference), and the idf
+    counts every reference as a document, as ``bert_score.score`` with a list of references per
+    candidate does.
+
     Agrees with ``bert_score.score`` to 1e-6 except where every cosine of a token is negative:
     bert-score pads a batch with zero vectors that enter the maximum, so it reports
     :math:`\max(0, \max_j \cos)` for texts shorter than the longest in their batch (a padding
@@ -78,8 +84,10 @@ def bertscore(
 
     Parameters
     ----------
-    candidates, references : sequence of str
-        Aligned texts.
+    candidates : sequence of str
+        The texts to score.
+    references : sequence of str or of sequences of str
+        Each candidate's reference, or its non-empty sequence of references.
     config : ScoringConfig
         Device, batch size, checkpoint overrides (``config.models[model]``), progress.
     model : str
@@ -98,9 +106,15 @@ def bertscore(
     """
     tokenizer, encoder = load_checkpoint(model, config, "encoder")
     special = {tokenizer.cls_token_id, tokenizer.sep_token_id} - {None}
-    both = encode([*candidates, *references], model, config, [layer], "BERTScore")
+    groups = [(r,) if isinstance(r, str) else tuple(r) for r in references]
+    if len(groups) != len(candidates) or not all(groups):
+        raise ValueError("bertscore: one reference or a non-empty sequence per candidate")
+    refs = [r for group in groups for r in group]
+    sizes = [len(group) for group in groups]
+    item = np.repeat(np.arange(len(groups)), sizes)
+    both = encode([*candidates, *refs], model, config, [layer], "BERTScore")
     cand, ref = both[: len(candidates)], both[len(candidates) :]
-    weigh = idf_weights(tokenize(references, tokenizer, encoder)) if idf else None
+    weigh = idf_weights(tokenize(refs, tokenizer, encoder)) if idf else None
 
     def weights(ids: np.ndarray) -> np.ndarray:
         w = weigh(ids) if weigh is not None else np.ones(len(ids))
@@ -108,14 +122,17 @@ def bertscore(
 
     pr = np.array(
         [
-            greedy_match(c.hidden[0], r.hidden[0], weights(c.ids), weights(r.ids))
-            for c, r in zip(cand, ref, strict=True)
+            greedy_match(cand[i].hidden[0], r.hidden[0], weights(cand[i].ids), weights(r.ids))
+            for i, r in zip(item.tolist(), ref, strict=True)
         ]
     ).reshape(-1, 2)
     p, r = pr[:, 0], pr[:, 1]
     with np.errstate(invalid="ignore", divide="ignore"):
         f = np.where(p + r > 0, 2 * p * r / (p + r), 0.0)
     scores = np.stack([p, r, f])
+    # the best reference of each candidate, measure by measure
+    starts = np.cumsum([0, *sizes], dtype=np.int64)[:-1]
+    scores = np.maximum.reduceat(scores, starts, axis=1)
     if baseline is not None:
         b = np.asarray(baseline, dtype=np.float64)[:, None]
         scores = (scores - b) / (1 - b)
@@ -128,8 +145,15 @@ def bertscore(
     family="embedding",
     reference=True,
     requires=("torch", "transformers"),
+    multi_reference="bert_score: max over references of P, R and F1 each",
 )
 def score_bertscore(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     """BERTScore of each candidate against the human reference story (see :func:`bertscore`),
-    with the paper's defaults: ``roberta-large`` layer 17, no idf, no rescaling."""
-    return bertscore(texts.candidates, texts.references, config)
+    with the paper's defaults: ``roberta-large`` layer 17, no idf, no rescaling.
+
+    With several references per item, as ``bert_score.score`` with a list of references per
+    candidate: the candidate is scored against each, and precision, recall and F1 are each the
+    maximum over the references (see :func:`bertscore`)."""
+    refs, groups = texts.reference_groups()
+    nested = [refs[a:b] for a, b in itertools.pairwise(groups.tolist())]
+    return bertscore(texts.candidates, nested, config)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import string
 from collections.abc import Sequence
+from itertools import pairwise
 
 import numpy as np
 
@@ -47,7 +48,7 @@ def word_mover(
 
 def moverscore(
     candidates: Sequence[str],
-    references: Sequence[str],
+    references: Sequence[str | Sequence[str]],
     config: ScoringConfig,
     *,
     model: str = MODEL,
@@ -60,10 +61,18 @@ def moverscore(
     they occur everywhere); tokens in ``stop_words``, WordPiece continuations (``##...``) and
     single punctuation characters get 0. Embeddings are the last layer of ``model``.
 
+    A candidate with several references gets the mean of its MoverScores against each, the
+    reference idf counting each candidate's references together as one document, as SummEval's
+    ``MoverScoreMetric.evaluate_batch`` does with lists of references (it joins them into one
+    text for the idf; we join their tokens, which differs only where a joined text would be
+    truncated).
+
     Parameters
     ----------
-    candidates, references : sequence of str
-        Aligned texts.
+    candidates : sequence of str
+        The texts to score.
+    references : sequence of str or of sequences of str
+        Each candidate's reference, or its non-empty sequence of references.
     config : ScoringConfig
         Device, batch size, checkpoint overrides (``config.models[model]``), progress.
     model : str
@@ -76,10 +85,18 @@ def moverscore(
     numpy.ndarray
         float64 scores; 1 for identical texts.
     """
+    groups = [(r,) if isinstance(r, str) else tuple(r) for r in references]
+    if len(groups) != len(candidates) or not all(groups):
+        raise ValueError("moverscore: one reference or a non-empty sequence per candidate")
+    flat = [r for group in groups for r in group]
+    sizes = [len(group) for group in groups]
+    item = np.repeat(np.arange(len(groups)), sizes)
     tokenizer, encoder = load_checkpoint(model, config, "encoder")
-    both = encode([*references, *candidates], model, config, [-1], "MoverScore")
-    refs, cands = both[: len(references)], both[len(references) :]
-    idf_ref = idf_weights(tokenize(references, tokenizer, encoder))
+    both = encode([*flat, *candidates], model, config, [-1], "MoverScore")
+    refs, cands = both[: len(flat)], both[len(flat) :]
+    ref_ids = tokenize(flat, tokenizer, encoder)
+    starts = np.cumsum([0, *sizes], dtype=np.int64)
+    idf_ref = idf_weights([[i for ids in ref_ids[a:b] for i in ids] for a, b in pairwise(starts)])
     idf_cand = idf_weights(tokenize(candidates, tokenizer, encoder))
     dropped = set(stop_words) | _PUNCTUATION
 
@@ -87,17 +104,18 @@ def moverscore(
         keep = [t not in dropped and not t.startswith("##") for t in tokens]
         return np.where(keep, w, 0.0)
 
-    return np.array(
+    pairs = np.array(
         [
             word_mover(
                 r.hidden[0],
-                c.hidden[0],
+                cands[i].hidden[0],
                 weights(r.tokens, idf_ref(r.ids)),
-                weights(c.tokens, idf_cand(c.ids)),
+                weights(cands[i].tokens, idf_cand(cands[i].ids)),
             )
-            for r, c in zip(refs, cands, strict=True)
+            for r, i in zip(refs, item.tolist(), strict=True)
         ]
     )
+    return np.add.reduceat(pairs, starts[:-1]) / sizes if len(groups) else pairs
 
 
 @register(
@@ -106,7 +124,11 @@ def moverscore(
     family="embedding",
     reference=True,
     requires=("torch", "transformers", "ot"),
+    multi_reference="SummEval: mean over references",
 )
 def score_moverscore(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
-    """MoverScore of each candidate against the human reference (see :func:`moverscore`)."""
-    return {"MoverScore": moverscore(texts.candidates, texts.references, config)}
+    """MoverScore of each candidate against the human reference (see :func:`moverscore`;
+    several references: the mean over them)."""
+    refs, groups = texts.reference_groups()
+    nested = [refs[a:b] for a, b in pairwise(groups.tolist())]
+    return {"MoverScore": moverscore(texts.candidates, nested, config)}

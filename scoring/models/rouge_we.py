@@ -32,6 +32,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -195,7 +196,7 @@ def soft_overlap(
 
 def rouge_we(
     candidates: Sequence[str],
-    references: Sequence[str],
+    references: Sequence[str | Sequence[str]],
     config: ScoringConfig,
     *,
     embeddings: str = EMBEDDINGS,
@@ -203,10 +204,17 @@ def rouge_we(
 ) -> dict[str, np.ndarray]:
     """ROUGE-WE-n recall, precision and F-score of each candidate against its reference.
 
+    With several references per candidate, as SummEval's ``rouge_n_we`` (and ROUGE-1.5.5's
+    ``-f A``): the matched counts and the reference n-gram counts are summed over the
+    references, :math:`R = \\sum_j m_j / \\sum_j (|ref_j| - n + 1)` and
+    :math:`P = \\sum_j m_j / (k (|cand| - n + 1))` for k references.
+
     Parameters
     ----------
-    candidates, references : sequence of str
-        Aligned texts.
+    candidates : sequence of str
+        The texts to score.
+    references : sequence of str or of sequences of str
+        Each candidate's reference, or its non-empty sequence of references.
     config : ScoringConfig
         ``config.models.get(embeddings, embeddings)`` is the word-vector file
         (:func:`load_word_vectors`).
@@ -223,17 +231,26 @@ def rouge_we(
     """
     wv = load_word_vectors(config.models.get(embeddings, embeddings))
     rows = []
-    for candidate, reference in zip(candidates, references, strict=True):
-        c, r = tokens(candidate), tokens(reference)
-        m = soft_overlap(_ngrams(c, n), _ngrams(r, n), wv)
-        recall = m / max(len(r) - n + 1, 1)
-        precision = m / max(len(c) - n + 1, 1)
+    for candidate, group in zip(candidates, references, strict=True):
+        refs = [tokens(r) for r in ((group,) if isinstance(group, str) else group)]
+        c = tokens(candidate)
+        m = sum(soft_overlap(_ngrams(c, n), _ngrams(r, n), wv) for r in refs)
+        recall = m / max(sum(max(len(r) - n + 1, 0) for r in refs), 1)
+        precision = m / max(len(refs) * (len(c) - n + 1), 1)
         denominator = (1 - ALPHA) * precision + ALPHA * recall
         rows.append((recall, precision, precision * recall / denominator if denominator else 0.0))
     return dict(zip(MEASURES, np.array(rows, dtype=np.float64).reshape(-1, 3).T, strict=True))
 
 
-@register("rouge-we", MEASURES, family="embedding", reference=True)
+@register(
+    "rouge-we",
+    MEASURES,
+    family="embedding",
+    reference=True,
+    multi_reference="SummEval's rouge_n_we: matches and counts summed over references",
+)
 def score_rouge_we(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
-    """ROUGE-WE-3 of each candidate against the human reference story (see :func:`rouge_we`)."""
-    return rouge_we(texts.candidates, texts.references, config)
+    """ROUGE-WE-3 of each candidate against the human reference story, or pooled over its
+    references (see :func:`rouge_we`)."""
+    refs, groups = texts.reference_groups()
+    return rouge_we(texts.candidates, [refs[a:b] for a, b in pairwise(groups.tolist())], config)

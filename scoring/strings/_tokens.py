@@ -146,8 +146,17 @@ def ngram_stats(a: np.ndarray, b: np.ndarray, max_n: int) -> np.ndarray:
     -------
     ndarray of int64, shape (max_n, 4)
     """
-    na, nb = a.size, b.size
-    total = na + nb
+    bounds = np.array([0, a.size, a.size + b.size], dtype=np.int64)
+    return _segment_stats(np.concatenate((a, b)), bounds, max_n)
+
+
+@njit(cache=True)
+def _segment_stats(seq: np.ndarray, bounds: np.ndarray, max_n: int) -> np.ndarray:
+    """:func:`ngram_stats` of segment ``a = seq[bounds[0]:bounds[1]]`` against the segments
+    ``b_s = seq[bounds[s]:bounds[s + 1]]``, s >= 1, with ``c_b(g) = max_s c_{b_s}(g)`` (the
+    most occurrences in one of them: clipping against several references, as BLEU's)."""
+    total = seq.size
+    na = bounds[1]
     out = np.zeros((max_n, 4), dtype=np.int64)
     if total == 0:
         return out
@@ -156,30 +165,40 @@ def ngram_stats(a: np.ndarray, b: np.ndarray, max_n: int) -> np.ndarray:
         size *= 2
     table = np.empty(size, dtype=np.int64)
     slot_codes = np.empty(size, dtype=np.int64)
-    seq = np.concatenate((a, b))
     unigram = np.empty(total, dtype=np.int64)  # code of the token at each position
     _renumber(seq, table, slot_codes, unigram)
     code = unigram.copy()  # code of the k-gram starting at each position
     keys = np.empty(total, dtype=np.int64)
+    where = np.empty(total, dtype=np.int64)  # the start position of each key
     count_a = np.zeros(total, dtype=np.int64)
-    count_b = np.zeros(total, dtype=np.int64)
+    count_b = np.zeros(total, dtype=np.int64)  # max over the b segments
+    count_s = np.zeros(total, dtype=np.int64)  # in the current b segment
     for k in range(1, max_n + 1):
-        la, lb = max(na - k + 1, 0), max(nb - k + 1, 0)
+        la = max(na - k + 1, 0)
         if la == 0:
             break
-        # the k-grams of a start at 0 .. la-1, those of b at na .. na+lb-1
-        m = la + lb
-        for i in range(m):
-            p = i if i < la else na + i - la
-            keys[i] = code[p] if k == 1 else code[p] * total + unigram[p + k - 1]
+        m = 0  # the k-grams of every segment, segment after segment
+        for s in range(bounds.size - 1):
+            for p in range(bounds[s], bounds[s + 1] - k + 1):
+                where[m] = p
+                keys[m] = code[p] if k == 1 else code[p] * total + unigram[p + k - 1]
+                m += 1
         d = _renumber(keys[:m], table, slot_codes, keys[:m])
         for i in range(m):
-            p = i if i < la else na + i - la
-            code[p] = keys[i]
-            if i < la:
-                count_a[keys[i]] += 1
-            else:
-                count_b[keys[i]] += 1
+            code[where[i]] = keys[i]
+        for i in range(la):
+            count_a[keys[i]] += 1
+        i = la
+        for s in range(1, bounds.size - 1):
+            first = i
+            for _ in range(max(bounds[s + 1] - bounds[s] - k + 1, 0)):
+                count_s[keys[i]] += 1
+                i += 1
+            for j in range(first, i):
+                g = keys[j]
+                count_b[g] = max(count_b[g], count_s[g])
+            for j in range(first, i):
+                count_s[keys[j]] = 0
         for g in range(d):
             ca, cb = count_a[g], count_b[g]
             out[k - 1, MATCHES] += min(ca, cb)
@@ -208,4 +227,32 @@ def pair_ngram_stats(
         a = flat[starts[left[i]] : starts[left[i] + 1]]
         b = flat[starts[right[i]] : starts[right[i] + 1]]
         out[i] = ngram_stats(a, b, max_n)
+    return out
+
+
+@njit(cache=True)
+def group_ngram_stats(
+    flat: np.ndarray,
+    starts: np.ndarray,
+    left: np.ndarray,
+    right: np.ndarray,
+    groups: np.ndarray,
+    max_n: int,
+) -> np.ndarray:
+    """As :func:`pair_ngram_stats`, text ``left[i]`` against the group of texts
+    ``right[groups[i]:groups[i + 1]]`` (an item's references), counting each n-gram of the group
+    by its most occurrences in one of its texts (``c_b(g) = max_s c_s(g)``).
+
+    Returns an int64 array of shape ``(len(left), max_n, 4)``.
+    """
+    out = np.zeros((left.size, max_n, 4), dtype=np.int64)
+    for i in range(left.size):
+        texts = np.concatenate((left[i : i + 1], right[groups[i] : groups[i + 1]]))
+        lengths = starts[texts + 1] - starts[texts]
+        bounds = np.zeros(texts.size + 1, dtype=np.int64)
+        bounds[1:] = np.cumsum(lengths)
+        seq = np.empty(bounds[-1], dtype=np.int64)
+        for t in range(texts.size):
+            seq[bounds[t] : bounds[t + 1]] = flat[starts[texts[t]] : starts[texts[t] + 1]]
+        out[i] = _segment_stats(seq, bounds, max_n)
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 
@@ -24,19 +25,27 @@ def _weights(
     return grams, w, float(np.sqrt(np.sum(w * w)))
 
 
-@register("cider", ("CIDEr",), family="string", reference=True)
+@register(
+    "cider",
+    ("CIDEr",),
+    family="string",
+    reference=True,
+    multi_reference="pycocoevalcap: mean over references (consensus)",
+)
 def cider(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
-    """CIDEr of each candidate against its reference, with pycocoevalcap's semantics.
+    """CIDEr of each candidate against its references, with pycocoevalcap's semantics.
 
     Tokens are SummEval's ``\\w+`` runs (case kept). For each order n = 1..4, the candidate's
-    and the reference's n-gram vectors have weights ``g(x) = tf(x) (log N - log max(1, df(x)))``,
-    where ``df(x)`` counts the items whose reference contains x and N is the number of items
-    scored together. Then
+    and each reference's n-gram vectors have weights ``g(x) = tf(x) (log N - log max(1, df(x)))``,
+    where ``df(x)`` counts the items one of whose references contains x and N is the number of
+    items scored together. Then, over the m references r of the item (one by default),
 
-    ``CIDEr = 10 * mean_n [sum_x min(g_c(x), g_r(x)) g_r(x) / (|g_c| |g_r|)] * exp(-d^2 / (2 s^2))``
+    ``CIDEr = (10 / m) sum_r mean_n [sum_x min(g_c(x), g_r(x)) g_r(x) / (|g_c| |g_r|)]
+    * exp(-d_r^2 / (2 s^2))``
 
-    with ``s = 6`` and ``d`` the difference of the candidate's and the reference's bigram
+    with ``s = 6`` and ``d_r`` the difference of the candidate's and reference r's bigram
     counts (the ``length`` of pycocoevalcap's ``counts2vec``); a term is 0 when a norm is 0.
+    The mean over references is CIDEr's consensus by design (Vedantam et al., 2015, Eq. 2-4).
 
     The Gaussian length penalty explains HANNA's tiny CIDEr values: stories differ from their
     reference by hundreds of tokens, so ``exp(-d^2 / 72)`` falls to denormal numbers (d = 220
@@ -63,21 +72,27 @@ def cider(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     COLING, Tab. 1.
     """
     n = len(texts)
-    unique, index = distinct([*texts.references, *texts.candidates])
+    refs, groups = texts.reference_groups()
+    item = np.repeat(np.arange(n), np.diff(groups))  # the item of each (reference, cand) pair
+    unique, index = distinct([*refs, *texts.candidates])
     vocab = Vocabulary()
     ids = vocab.encode_all([_WORD.findall(t) for t in unique])
     codes = ngram_codes(ids, MAX_N, len(vocab))
     log_n = math.log(float(n)) if n else 0.0
-    scores = np.zeros((n, MAX_N))
-    ref, cand = index[:n], index[n:]
+    ref, cand = index[: len(refs)], index[len(refs) :][item]
+    scores = np.zeros((len(refs), MAX_N))
     for order in range(MAX_N):
         grams = codes[order]
         size = 1 + max((int(g.max()) for g in grams if g.size), default=0)
         present = [np.unique(g) for g in grams]
-        df = np.bincount(np.concatenate([present[t] for t in ref] + [np.empty(0, int)]))
+        per_item = [
+            np.unique(np.concatenate([present[t] for t in ref[a:b]]))
+            for a, b in itertools.pairwise(groups.tolist())
+        ]
+        df = np.bincount(np.concatenate([*per_item, np.empty(0, int)]))
         log_df = np.log(np.maximum(1.0, np.pad(df, (0, size - df.size)).astype(np.float64)))
         weights = [_weights(g, log_df, log_n) for g in grams]  # per distinct text
-        for i in range(n):
+        for i in range(len(refs)):
             gr, wr, norm_r = weights[ref[i]]
             gc, wc, norm_c = weights[cand[i]]
             _, ic, ir = np.intersect1d(gc, gr, assume_unique=True, return_indices=True)
@@ -89,5 +104,8 @@ def cider(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     bigrams = np.maximum(lengths - 1, 0)
     delta = bigrams[cand] - bigrams[ref]
     penalty = np.array([math.e ** (-(d**2) / (2 * SIGMA**2)) for d in delta.tolist()])
-    # pycocoevalcap's order of operations: penalise each order, average, scale
-    return {"CIDEr": (scores * penalty[:, None]).mean(axis=1) * 10.0}
+    # pycocoevalcap's order of operations: penalise each order, add the references' terms,
+    # average over orders, divide by the number of references, scale
+    summed = np.zeros((n, MAX_N))
+    np.add.at(summed, item, scores * penalty[:, None])
+    return {"CIDEr": summed.mean(axis=1) / np.diff(groups) * 10.0}

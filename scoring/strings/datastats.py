@@ -123,8 +123,8 @@ def data_stats(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
       Compression = |P| / |S| (all three 0 when ``|S| = 0``, as in Newsroom);
     - Text length = |S|;
     - Novelty-n = |G_n(S) - G_n(P)| / |G_n(S)|, with ``G_n`` the set of distinct n-grams
-      (case-sensitive);
-    - Repetition-n = |{g in G_n(S) occurring more than once in S}| / |G_n(S)| (case-sensitive).
+      (case-sensitive unless ``config.lowercase``);
+    - Repetition-n = |{g in G_n(S) occurring more than once in S}| / |G_n(S)| (idem).
 
     Novelty-n and Repetition-n are NaN when the story has fewer than n tokens (SummEval omits
     them then). Tokens come from :func:`spacy_tokens`.
@@ -137,6 +137,10 @@ def data_stats(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
         ``hanna_compat``: append one newline to both prompt and story before tokenising. HANNA
         read its texts with their line ending, so every published value counts one extra
         ``"\\n"`` token in both; with it the 96 Human stories reproduce bit-exactly.
+        ``lowercase``: Novelty-n and Repetition-n on lowercased tokens, as SummEval's current
+        ``DataStatsMetric`` (its default ``case=False`` lowercases the n-gram tokens too since
+        commit e26bef9, "fix tokenization in data stats utils", Nov. 2022); HANNA's published
+        values are case-sensitive (the default).
 
     Returns
     -------
@@ -166,7 +170,8 @@ def data_stats(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     out["Density"] = np.where(has, sums[:, 1] / safe, 0.0)
     out["Compression"] = np.where(has, prompt_length / safe, 0.0)
     out["Text length"] = length
-    stats = pair_ngram_stats(*pack(cased), story, prompt, MAX_ORDER).astype(np.float64)
+    tokens = lowered if config.lowercase else cased
+    stats = pair_ngram_stats(*pack(tokens), story, prompt, MAX_ORDER).astype(np.float64)
     for order in range(1, MAX_ORDER + 1):
         distinct_grams = stats[:, order - 1, DISTINCT]
         out[f"Novelty-{order}"] = _share(stats[:, order - 1, NOVEL], distinct_grams)

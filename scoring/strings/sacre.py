@@ -1,7 +1,8 @@
 """BLEU and chrF exactly as sacrebleu's sentence scores with SummEval's settings.
 
 SummEval (and so HANNA) called ``sacrebleu.sentence_bleu(candidate, [reference])`` and
-``sacrebleu.sentence_chrf(candidate, [reference])``. This module computes the same sufficient
+``sacrebleu.sentence_chrf(candidate, [reference])`` (a list of several references where an
+item has them). This module computes the same sufficient
 statistics (clipped n-gram matches from :func:`scoring.strings._tokens.ngram_stats`, over each
 distinct text tokenised once) and combines them with sacrebleu's own sequence of floating-point
 operations, so the scores equal sacrebleu's to the last bit (sacrebleu is the tests' oracle).
@@ -12,11 +13,19 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
+from itertools import pairwise
 
 import numpy as np
 
 from scoring.registry import ScoringConfig, Texts, register
-from scoring.strings._tokens import MATCHES, Vocabulary, distinct, pack, pair_ngram_stats
+from scoring.strings._tokens import (
+    MATCHES,
+    Vocabulary,
+    distinct,
+    group_ngram_stats,
+    pack,
+    pair_ngram_stats,
+)
 
 BLEU_ORDER = 4
 CHRF_ORDER = 6
@@ -61,16 +70,24 @@ def _char_ids(texts: Sequence[str]) -> list[np.ndarray]:
     ]
 
 
-def _pair_stats(
-    texts: Texts, ids_of: Callable[[Sequence[str]], list[np.ndarray]], order: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Candidate lengths, reference lengths and clipped matches (items x orders), in ints."""
+def _stats(
+    texts: Texts, ids_of: Callable[[Sequence[str]], list[np.ndarray]], order: int, grouped: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Candidate lengths (per item), reference lengths (per reference), the reference offsets
+    of :meth:`~scoring.registry.Texts.reference_groups` and the clipped matches (orders in
+    columns): per item against the maximum counts over its references when ``grouped``, else
+    per (item, reference) pair, pairs in reference order. All ints."""
     n = len(texts)
-    unique, index = distinct([*texts.candidates, *texts.references])
+    refs, groups = texts.reference_groups()
+    unique, index = distinct([*texts.candidates, *refs])
     flat, starts = pack(ids_of(unique))
     lengths = np.diff(starts)
-    stats = pair_ngram_stats(flat, starts, index[:n], index[n:], order)
-    return lengths[index[:n]], lengths[index[n:]], stats[:, :, MATCHES]
+    cand, ref = index[:n], index[n:]
+    if grouped:
+        stats = group_ngram_stats(flat, starts, cand, ref, groups, order)
+    else:
+        stats = pair_ngram_stats(flat, starts, np.repeat(cand, np.diff(groups)), ref, order)
+    return lengths[cand], lengths[ref], groups, stats[:, :, MATCHES]
 
 
 def _sentence_bleu(hyp_len: int, ref_len: int, correct: list[int]) -> float:
@@ -112,7 +129,13 @@ def _sentence_chrf(hyp_len: int, ref_len: int, matches: list[int]) -> float:
     return 0.0
 
 
-@register("bleu", ("BLEU",), family="string", reference=True)
+@register(
+    "bleu",
+    ("BLEU",),
+    family="string",
+    reference=True,
+    multi_reference="sacrebleu: counts clipped by the max over references, closest length",
+)
 def bleu(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     """Sentence-level BLEU of each candidate against its reference, 0-100.
 
@@ -126,18 +149,33 @@ def bleu(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     ``BleuMetric.evaluate_example`` that HANNA used. The public data only hold the Human row
     (identical texts, 100), which any setting reproduces; ``hanna_compat`` changes nothing.
 
+    With several references (``texts.extra_references``), as
+    ``sacrebleu.sentence_bleu(candidate, references)``: each n-gram's candidate count is
+    clipped by its largest count in any one reference, and r is the reference length closest
+    to c (the shorter one on a tie).
+
     References
     ----------
     Papineni et al. (2002), BLEU, ACL. Post (2018), A Call for Clarity in Reporting BLEU
     Scores, WMT. Chen and Cherry (2014), A Systematic Comparison of Smoothing Techniques for
     Sentence-Level BLEU, WMT (method 3). Chhun et al. (2022), COLING, Tab. 1.
     """
-    hyp, ref, correct = _pair_stats(texts, _word_ids, BLEU_ORDER)
-    rows = zip(hyp.tolist(), ref.tolist(), correct.tolist(), strict=True)
+    hyp, ref, groups, correct = _stats(texts, _word_ids, BLEU_ORDER, grouped=True)
+    closest = [
+        min(ref[a:b].tolist(), key=lambda r, c=c: (abs(c - r), r))
+        for c, (a, b) in zip(hyp.tolist(), pairwise(groups.tolist()), strict=True)
+    ]
+    rows = zip(hyp.tolist(), closest, correct.tolist(), strict=True)
     return {"BLEU": np.array([_sentence_bleu(*row) for row in rows], dtype=np.float64)}
 
 
-@register("chrf", ("chrF",), family="string", reference=True)
+@register(
+    "chrf",
+    ("chrF",),
+    family="string",
+    reference=True,
+    multi_reference="sacrebleu: the best reference's score",
+)
 def chrf(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     """Sentence-level chrF of each candidate against its reference, 0-100.
 
@@ -150,12 +188,19 @@ def chrf(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     ``char_order=6, word_order=0, beta=2`` (sacrebleu's defaults). Only the Human row (100)
     can be checked against the public data; ``hanna_compat`` changes nothing.
 
+    With several references, as ``sacrebleu.sentence_chrf(candidate, references)``: the
+    statistics of the reference with the highest chrF (the first on a tie), so the maximum of
+    the chrF against each reference.
+
     References
     ----------
     Popović (2015), chrF: character n-gram F-score for automatic MT evaluation, WMT.
     Post (2018), A Call for Clarity in Reporting BLEU Scores, WMT. Chhun et al. (2022),
     COLING, Tab. 1.
     """
-    hyp, ref, matches = _pair_stats(texts, _char_ids, CHRF_ORDER)
+    hyp, ref, groups, matches = _stats(texts, _char_ids, CHRF_ORDER, grouped=False)
+    hyp = np.repeat(hyp, np.diff(groups))
     rows = zip(hyp.tolist(), ref.tolist(), matches.tolist(), strict=True)
-    return {"chrF": np.array([_sentence_chrf(*row) for row in rows], dtype=np.float64)}
+    pairs = [_sentence_chrf(*row) for row in rows]
+    scores = [max(pairs[a:b]) for a, b in pairwise(groups.tolist())]
+    return {"chrF": np.array(scores, dtype=np.float64)}

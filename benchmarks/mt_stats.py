@@ -1,0 +1,149 @@
+"""Benchmark of the MT meta-evaluation statistics against plain scipy/numpy loops on HANNA.
+
+Run from the repository root: ``python benchmarks/mt_stats.py [HANNA_DIR]`` (default
+``$HANNA_DATA`` or ``../shared/data/hanna``). The work: the 72 metrics against the 6 criteria
+(10 systems x 96 inputs). Ours is timed warm (one call compiles or loads the Numba cache, then
+the best of several repeats); each baseline runs on the same data in the same process and
+gives the same numbers (checked).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import scipy.stats
+from correlations import best_time  # benchmarks/correlations.py: this folder is on sys.path
+
+from hanna_stats.kernels import (
+    fisher_interval,
+    level_correlation,
+    sign_flips,
+    soft_pairwise_accuracy,
+    tie_calibration,
+)
+from hanna_stats.store import ingest_hanna_metric_scores, load_study, open_store
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def load(folder: Path) -> tuple[np.ndarray, np.ndarray]:
+    """The criteria (6, 96, 10) and metrics (72, 96, 10) cubes of HANNA."""
+    con = open_store()
+    ingest_hanna_metric_scores(con, folder / "hanna_metric_scores.csv")
+    cube = load_study(con).cube(kinds=("human", "metric"))
+    human = np.asarray(cube.kinds) == "human"
+    return cube.values[human], cube.values[~human]
+
+
+def timed(f, *args):
+    start = time.perf_counter()
+    out = f(*args)
+    return time.perf_counter() - start, out
+
+
+def report(label: str, ours: float, baseline: float) -> None:
+    print(
+        f"  {label:<44} ours {ours * 1e3:9.2f} ms   baseline {baseline * 1e3:10.1f} ms   "
+        f"ratio {baseline / ours:7.1f}x"
+    )
+
+
+def by_system_loop(H, M):
+    """scipy.stats.kendalltau per system across the inputs, averaged."""
+    out = np.empty((len(H), len(M)))
+    for i in range(len(H)):
+        for j in range(len(M)):
+            taus = [scipy.stats.kendalltau(H[i, :, s], M[j, :, s])[0] for s in range(H.shape[2])]
+            out[i, j] = np.nanmean(taus)
+    return out
+
+
+def fisher_loop(H, M):
+    """scipy.stats.pearsonr(...).confidence_interval() of the system means, per pair."""
+    h, m = H.mean(axis=1), M.mean(axis=1)
+    out = np.empty((len(h), len(m), 2))
+    for i in range(len(h)):
+        for j in range(len(m)):
+            ci = scipy.stats.pearsonr(h[i], m[j]).confidence_interval()
+            out[i, j] = ci.low, ci.high
+    return out
+
+
+def calibration_loop(H, M):
+    """Per pair: numpy pairs of every input, one argsort and a cumulative sum over the sorted
+    differences (the sweep of mt-metrics-eval's tau_optimization, vectorised per pair)."""
+    i, j = np.triu_indices(H.shape[2], 1)
+    out = np.empty((len(H), len(M)))
+    for a in range(len(H)):
+        dh = (H[a][:, j] - H[a][:, i]).ravel()
+        for b in range(len(M)):
+            dm = (M[b][:, j] - M[b][:, i]).ravel()
+            strict = (np.sign(dh) == np.sign(dm)).astype(float)
+            tie = (dh == 0).astype(float)
+            w = 1.0 / (len(i) * H.shape[1])
+            diff = np.abs(dm)
+            order = np.argsort(diff, kind="stable")
+            running = strict.sum() * w + np.cumsum((tie - strict)[order]) * w
+            last = np.r_[diff[order][1:] != diff[order][:-1], True]  # end of each run
+            values = np.r_[strict.sum() * w, running[last]]
+            out[a, b] = values.max()
+    return out
+
+
+def spa_loop(H, M, signs):
+    """Per (criterion, metric) pair, both p-value matrices recomputed (as mt-metrics-eval's
+    PairwiseConfidenceError does per call) with numpy, then 1 - mean |p_h - p_m|."""
+
+    def pvalues(x):
+        i, j = np.triu_indices(x.shape[1], 1)
+        d = x[:, i] - x[:, j]
+        return (signs @ d >= d.sum(axis=0) - 1e-10 * np.abs(d).sum(axis=0)).mean(axis=0)
+
+    out = np.empty((len(H), len(M)))
+    for a in range(len(H)):
+        for b in range(len(M)):
+            out[a, b] = 1 - np.abs(pvalues(H[a]) - pvalues(M[b])).mean()
+    return out
+
+
+def main(folder: Path) -> None:
+    H, M = load(folder)
+    print(f"HANNA {len(M)} metrics x {len(H)} criteria, {H.shape[1]} inputs x {H.shape[2]} systems")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # constant inputs in the scipy loop
+
+        ours = best_time(10, level_correlation, H, M, method="kendall", group_by="system")
+        base, ref = timed(by_system_loop, H, M)
+        res = level_correlation(H, M, method="kendall", group_by="system").statistic
+        assert np.allclose(res, ref, equal_nan=True)
+        report("item-level Kendall grouped by system", ours, base)
+
+        def fisher():
+            r = level_correlation(H, M, level="system", method="pearson").statistic
+            return fisher_interval(r, H.shape[2])
+
+        ours = best_time(10, fisher)
+        base, ref = timed(fisher_loop, H, M)
+        assert np.allclose(np.stack(fisher(), axis=-1), ref)
+        report("system-level Pearson + Fisher z interval", ours, base)
+
+        ours = best_time(5, tie_calibration, H, M)
+        base, ref = timed(calibration_loop, H, M)
+        assert np.allclose(tie_calibration(H, M).statistic, ref)
+        report("item-level tie calibration (acc_eq)", ours, base)
+
+        signs = sign_flips(H.shape[1], permutations=1000, seed=0)
+        ours = best_time(5, soft_pairwise_accuracy, H, M, signs=signs)
+        base, ref = timed(spa_loop, H, M, signs)
+        assert np.allclose(soft_pairwise_accuracy(H, M, signs=signs).statistic, ref)
+        report("soft pairwise accuracy (1000 permutations)", ours, base)
+
+
+if __name__ == "__main__":
+    default = Path(os.environ.get("HANNA_DATA", REPO.parent / "shared" / "data" / "hanna"))
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else default)

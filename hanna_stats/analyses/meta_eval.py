@@ -1,0 +1,307 @@
+"""Statistics of the MT metrics tasks on a Study: tie calibration, soft pairwise accuracy and
+significance clusters, as tidy polars DataFrames.
+
+Thin layer over :func:`hanna_stats.kernels.tie_calibration`,
+:func:`~hanna_stats.kernels.calibrated_permutation_test`,
+:func:`~hanna_stats.kernels.soft_pairwise_accuracy`,
+:func:`~hanna_stats.kernels.significance_clusters` and
+:func:`~hanna_stats.kernels.permutation_test_pairs`. Conventions as
+:mod:`hanna_stats.analyses.correlations`: the human-written stories are left out unless
+``include_human``; ``level="item"`` averages over the inputs (``group_by="input"``) or over the
+systems (``group_by="system"``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+import polars as pl
+
+from hanna_stats._progress import progress
+from hanna_stats.analyses._common import (
+    DEFAULT_KINDS,
+    METHODS,
+    check_choice,
+    check_kinds,
+    check_level,
+    criteria_cube,
+    human_mask,
+)
+from hanna_stats.kernels import (
+    TIE_STATISTICS,
+    calibrated_permutation_test,
+    permutation_test_pairs,
+    significance_clusters,
+    soft_pairwise_accuracy,
+    tie_calibration,
+)
+from hanna_stats.store import Cube, Study
+
+#: Statistics :func:`metric_clusters` ranks by: the correlations (PERM-BOTH tests) and the
+#: tie-calibrated pairwise accuracy (pairwise permutation tests).
+CLUSTER_METHODS: tuple[str, ...] = (*METHODS, "acc_eq")
+
+
+def _split(cube: Cube) -> tuple[np.ndarray, np.ndarray]:
+    """Indices of the human criteria and of the automatic measures of ``cube``."""
+    human = human_mask(cube)
+    return np.flatnonzero(human), np.flatnonzero(~human)
+
+
+def _pairs_frame(cube: Cube, rows: np.ndarray, cols: np.ndarray, columns: dict) -> pl.DataFrame:
+    """One row per (automatic measure ``rows[a]``, criterion ``cols[c]``): ``measure,
+    against`` and the (len(cols), len(rows)) arrays of ``columns``, transposed."""
+    names = np.asarray(cube.measures, dtype=object)
+    n_r, n_c = len(rows), len(cols)
+    frame = {"measure": np.repeat(names[rows], n_c).tolist(), "against": np.tile(names[cols], n_r)}
+    frame["against"] = frame["against"].tolist()
+    for name, values in columns.items():
+        frame[name] = np.broadcast_to(values, (n_c, n_r)).T.ravel().tolist()
+    return pl.DataFrame(frame)
+
+
+def calibrated_accuracy(
+    study: Study,
+    *,
+    level: Literal["item", "system", "global", "story", "summary", "segment"] = "item",
+    statistic: Literal["acc_eq", "tau_eq"] = "acc_eq",
+    group_by: Literal["input", "system"] = "input",
+    include_human: bool = False,
+    kinds: tuple[str, ...] = DEFAULT_KINDS,
+) -> pl.DataFrame:
+    """Tie-calibrated pairwise accuracy (or tau_eq) of every automatic measure with every
+    criterion.
+
+    Each (measure, criterion) pair gets its own tie threshold ``epsilon`` on the measure's
+    scores, the one maximising the statistic (Deutsch, Foster and Freitag 2023; see
+    :func:`hanna_stats.kernels.tie_calibration`); at item level one epsilon serves all groups.
+    Missing values are left out pairwise.
+
+    Parameters
+    ----------
+    study : Study
+    level : {"item", "system", "global"}
+        ``"story"``, ``"summary"`` or ``"segment"`` give ``"item"``.
+    statistic : {"acc_eq", "tau_eq"}
+    group_by : {"input", "system"}
+        Item level: the groups (inputs, or systems).
+    include_human : bool
+    kinds : tuple of str
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per (measure, criterion): ``measure, against, level, method, group_by,
+        statistic, epsilon, n_groups, n_skipped`` (``method`` is the statistic's name).
+    """
+    level = check_level(level)
+    check_choice("statistic", statistic, TIE_STATISTICS)
+    cube = criteria_cube(study, check_kinds(kinds), include_human)
+    criteria, measures = _split(cube)
+    res = tie_calibration(
+        cube.values[criteria],
+        cube.values[measures],
+        level=level,
+        statistic=statistic,
+        group_by=group_by,
+    )
+    return _pairs_frame(
+        cube,
+        measures,
+        criteria,
+        {
+            "level": level,
+            "method": statistic,
+            "group_by": group_by if level == "item" else None,
+            "statistic": res.statistic,
+            "epsilon": res.epsilon,
+            "n_groups": res.n_groups,
+            "n_skipped": res.n_skipped,
+        },
+    )
+
+
+def _criterion_cube(
+    study: Study, criterion: str, kinds: tuple[str, ...], include_human: bool
+) -> tuple[str, list[str], Cube]:
+    """The criterion's name, the automatic measures' names and their cube (criterion last)."""
+    kinds = check_kinds(kinds)
+    criterion = study.criterion(criterion)
+    names = [
+        m for m, k in zip(study.measures, study.kinds, strict=True) if k in kinds and m != criterion
+    ]
+    return criterion, names, study.cube(measures=[*names, criterion], include_human=include_human)
+
+
+def calibrated_comparison(
+    study: Study,
+    *,
+    criterion: str,
+    level: Literal["item", "system", "global", "story", "summary", "segment"] = "item",
+    statistic: Literal["acc_eq", "tau_eq"] = "acc_eq",
+    permutations: int = 1000,
+    seed: int | None = 0,
+    group_by: Literal["input", "system"] = "input",
+    swap: Literal["pairs", "scores"] = "pairs",
+    include_human: bool = False,
+    kinds: tuple[str, ...] = DEFAULT_KINDS,
+) -> pl.DataFrame:
+    """Pairwise permutation tests between tie-calibrated measures, for one criterion.
+
+    Each measure is calibrated once against the criterion; a permutation swaps the two
+    measures' outcomes (correct or not, at their own epsilons) on each pair of observations
+    with probability 1/2 (mt-metrics-eval's ``PairwisePermutationSigDiff``; see
+    :func:`hanna_stats.kernels.calibrated_permutation_test`). One draw of swaps from ``seed``
+    serves all pairs of measures. ``swap="scores"`` swaps the measures' z-scored scores per
+    (input, system) cell instead and re-calibrates both in every permutation (MTME's
+    ``PermutationSigDiff`` with ``KendallWithTiesOpt``): two calibrations per permutation and
+    pair of measures (on HANNA, minutes for all 72 metrics; use ``kinds``/few permutations).
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per ordered pair: ``criterion, level, method, measure_a, measure_b, stat_a,
+        stat_b, epsilon_a, epsilon_b, delta, pvalue, permutations, seed``; ``pvalue`` is that of
+        H1 "``measure_a`` agrees better with the criterion than ``measure_b``".
+    """
+    level = check_level(level)
+    criterion, names, cube = _criterion_cube(study, criterion, kinds, include_human)
+    res = calibrated_permutation_test(
+        cube.values[-1],
+        cube.values[:-1],
+        level=level,
+        statistic=statistic,
+        permutations=permutations,
+        seed=seed,
+        group_by=group_by,
+        swap=swap,
+    )
+    a, b = np.nonzero(~np.eye(len(names), dtype=bool))
+    measures = np.asarray(names, dtype=object)
+    n = len(a)
+    return pl.DataFrame(
+        {
+            "criterion": [criterion] * n,
+            "level": [level] * n,
+            "method": [statistic] * n,
+            "measure_a": measures[a].tolist(),
+            "measure_b": measures[b].tolist(),
+            "stat_a": res.statistic[a],
+            "stat_b": res.statistic[b],
+            "epsilon_a": res.epsilon[a],
+            "epsilon_b": res.epsilon[b],
+            "delta": res.delta[a, b],
+            "pvalue": res.pvalue[a, b],
+            "permutations": [int(permutations)] * n,
+            "seed": [seed] * n,
+        },
+        schema_overrides={"seed": pl.Int64},
+    )
+
+
+def spa(
+    study: Study,
+    *,
+    permutations: int = 1000,
+    seed: int | None = 0,
+    include_human: bool = False,
+    kinds: tuple[str, ...] = DEFAULT_KINDS,
+) -> pl.DataFrame:
+    """Soft pairwise accuracy of every automatic measure with every criterion.
+
+    For each pair of systems, the one-sided paired permutation p-value of "system i beats
+    system j" over the inputs, from the criterion's and from the measure's scores (the same
+    sign flips, drawn once from ``seed``); ``SPA = 1 - mean |p_h - p_m|`` over the pairs
+    (Thompson et al. 2024; :func:`hanna_stats.kernels.soft_pairwise_accuracy`). A system
+    level statistic: the human-written stories count as a system only with ``include_human``.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per (measure, criterion): ``measure, against, method, statistic,
+        permutations, seed``.
+    """
+    cube = criteria_cube(study, check_kinds(kinds), include_human)
+    criteria, measures = _split(cube)
+    res = soft_pairwise_accuracy(
+        cube.values[criteria], cube.values[measures], permutations=permutations, seed=seed
+    )
+    return _pairs_frame(
+        cube,
+        measures,
+        criteria,
+        {
+            "method": "spa",
+            "statistic": res.statistic,
+            "permutations": int(permutations),
+            "seed": seed,
+        },
+    )
+
+
+def metric_clusters(
+    study: Study,
+    *,
+    criterion: str,
+    level: Literal["item", "system", "global", "story", "summary", "segment"] = "system",
+    method: Literal["pearson", "spearman", "kendall", "acc_eq"] = "kendall",
+    permutations: int = 1000,
+    seed: int | None = 0,
+    alpha: float = 0.05,
+    include_human: bool = False,
+    variant: Literal["a", "b", "c"] = "b",
+    kinds: tuple[str, ...] = DEFAULT_KINDS,
+) -> pl.DataFrame:
+    """Leaderboard of the measures for one criterion, in significance clusters (WMT style).
+
+    The measures are sorted by their statistic with the criterion; each pair's one-sided
+    p-value of "a is better than b" comes from the PERM-BOTH permutation test of the
+    correlations (:func:`hanna_stats.kernels.permutation_test_pairs`, ``alternative=
+    "greater"``) or, for ``method="acc_eq"``, from the pairwise permutation test of the
+    tie-calibrated accuracies (:func:`hanna_stats.kernels.calibrated_permutation_test`). Going
+    down the list, a measure starts a new cluster when a measure of the current cluster beats
+    it with ``p <= alpha`` (:func:`hanna_stats.kernels.significance_clusters`, mt-metrics-eval's
+    ``AssignRanks``).
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per measure, best first: ``criterion, level, method, measure, statistic,
+        rank`` (the cluster's rank, 1 = top; ``epsilon`` too for ``acc_eq``).
+    """
+    level = check_level(level)
+    check_choice("method", method, CLUSTER_METHODS)
+    criterion, names, cube = _criterion_cube(study, criterion, kinds, include_human)
+    columns = {}
+    if method == "acc_eq":
+        res = calibrated_permutation_test(
+            cube.values[-1], cube.values[:-1], level=level, permutations=permutations, seed=seed
+        )
+        columns["epsilon"] = res.epsilon
+    else:
+        res = permutation_test_pairs(
+            cube.values[:-1],
+            cube.values[-1],
+            level=level,
+            method=method,
+            variant=variant,
+            permutations=permutations,
+            alternative="greater",
+            seed=seed,
+            progress=progress,
+        )
+    ranks = significance_clusters(res.statistic, res.pvalue, alpha=alpha)
+    n = len(names)
+    frame = pl.DataFrame(
+        {
+            "criterion": [criterion] * n,
+            "level": [level] * n,
+            "method": [method] * n,
+            "measure": names,
+            "statistic": res.statistic,
+            "rank": ranks,
+            **columns,
+        }
+    )
+    return frame.sort(["rank", "statistic"], descending=[False, True], maintain_order=True)

@@ -1,0 +1,449 @@
+"""Tie calibration of pairwise accuracy and tau_eq (Deutsch, Foster and Freitag 2023), and the
+pairwise permutation test of two calibrated metrics.
+
+A metric rarely gives two outputs exactly the same score, while people often do: pairwise
+accuracy with ties (``acc_eq``) then penalises a metric for never predicting a tie. Tie
+calibration lets the metric predict a tie when its two scores differ by at most ``epsilon``,
+and chooses the ``epsilon`` that maximises the statistic against the human scores.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit, prange
+
+from ._options import check_count, check_option, check_seed
+from .grouped import at_level, grouped_cubes
+from .permutation import permutation_swaps
+
+#: The statistics of tie calibration: ``acc_eq = (C + T_hm) / N`` and
+#: ``tau_eq = (C + T_hm - D - T_h - T_m) / N = 2 acc_eq - 1``.
+TIE_STATISTICS = ("acc_eq", "tau_eq")
+#: What a permutation of :func:`calibrated_permutation_test` swaps between two metrics: their
+#: outcomes on each pair of observations, or their z-scored scores on each (input, system) cell.
+SWAP_UNITS = ("pairs", "scores")
+#: Largest number of swap indicators (permutations x groups x pairs) drawn at once.
+MAX_SWAPS = 2**28
+#: Values of the calibration curve within this absolute distance count as equal maxima (the
+#: smallest epsilon among them is chosen): sums of ``1 / n_pairs`` terms differ in the last bits
+#: by the order of addition.
+ATOL = 1e-12
+
+
+class TieCalibrationResult(NamedTuple):
+    """Result of :func:`tie_calibration`; arrays of shape (measures of H, measures of M).
+
+    ``statistic``: the (mean over groups of the) statistic at ``epsilon``; ``epsilon``: the
+    metric's tie threshold (chosen or given); ``n_groups`` / ``n_skipped`` (int64): groups that
+    entered the mean / that had fewer than 2 observations (or, unless ``nan_policy="omit"``, a
+    missing value).
+    """
+
+    statistic: np.ndarray
+    epsilon: np.ndarray
+    n_groups: np.ndarray
+    n_skipped: np.ndarray
+
+
+class CalibratedPermutationResult(NamedTuple):
+    """Result of :func:`calibrated_permutation_test`.
+
+    ``statistic`` (M,): each metric's calibrated statistic against the human vector;
+    ``epsilon`` (M,): its tie threshold; ``delta`` (M, M): ``statistic[a] - statistic[b]``;
+    ``pvalue`` (M, M): p-value of H1 "``a`` agrees better than ``b``" (diagonal NaN).
+    """
+
+    statistic: np.ndarray
+    epsilon: np.ndarray
+    delta: np.ndarray
+    pvalue: np.ndarray
+
+
+@njit(cache=True)
+def _metric_pairs(M):
+    """``|m_i - m_j|`` over the pairs ``i < j`` of each group of a (G, S) matrix, group after
+    group (NaN where a value is missing), and the order that sorts them (NaN last)."""
+    groups, n = M.shape
+    diff = np.empty(groups * (n * (n - 1) // 2))
+    k = 0
+    for g in range(groups):
+        for i in range(n):
+            for j in range(i + 1, n):
+                diff[k] = abs(M[g, j] - M[g, i])
+                k += 1
+    return diff, np.argsort(diff, kind="mergesort")
+
+
+@njit(cache=True)
+def _cell(H, M, diff, order, epsilon, omit):
+    """Calibrated ``acc_eq`` of one (human, metric) pair of (G, S) matrices: ``(accuracy,
+    epsilon, n_groups, n_skipped)``; ``epsilon < 0`` asks for the optimum. ``diff`` and
+    ``order`` are the metric's :func:`_metric_pairs`.
+
+    Per pair, ``strict`` is 1 when it is correct with ``epsilon`` below its difference (both
+    vectors order it the same way, or both tie it) and ``tie`` when correct with the metric
+    tie forced (the human vector ties it); -1 marks a pair with a missing value.
+    """
+    groups, n = H.shape
+    per_group = n * (n - 1) // 2
+    strict = np.empty(diff.size, dtype=np.int8)
+    tie = np.empty(diff.size, dtype=np.int8)
+    counts = np.zeros(groups, dtype=np.int64)  # N_g, the pairs of group g
+    weight = np.zeros(groups)  # 1 / N_g, 0 for a group without pairs
+    k = 0
+    n_groups = 0
+    for g in range(groups):
+        count = 0
+        for i in range(n):
+            for j in range(i + 1, n):
+                if np.isnan(H[g, i]) or np.isnan(H[g, j]) or np.isnan(diff[k]):
+                    if not omit:
+                        return np.nan, np.nan, n_groups, groups - n_groups
+                    strict[k] = -1
+                else:
+                    hs = np.int8(H[g, j] > H[g, i]) - np.int8(H[g, j] < H[g, i])
+                    ms = np.int8(M[g, j] > M[g, i]) - np.int8(M[g, j] < M[g, i])
+                    strict[k] = hs == ms
+                    tie[k] = hs == 0
+                    count += 1
+                k += 1
+        counts[g] = count
+        if count:
+            weight[g] = 1.0 / count
+            n_groups += 1
+    if n_groups == 0 or (not omit and n_groups < groups):
+        return np.nan, np.nan, n_groups, groups - n_groups
+    if epsilon < 0:  # sweep the metric's differences in increasing order
+        running = 0.0
+        for p in range(k):
+            if strict[p] >= 0:
+                running += weight[p // per_group] * strict[p]
+        best = running  # epsilon = 0: pairs with diff 0 are tied already (no change)
+        epsilon = 0.0
+        for t in range(k):
+            p = order[t]
+            if strict[p] >= 0:
+                running += weight[p // per_group] * (tie[p] - strict[p])
+            if t + 1 < k and diff[order[t + 1]] == diff[p]:
+                continue  # evaluate once all pairs of this difference are tied
+            if running > best + ATOL:
+                best = running
+                epsilon = diff[p]
+    total = 0.0  # the statistic at epsilon: per group, correct pairs / pairs
+    for g in range(groups):
+        correct = 0
+        for p in range(g * per_group, (g + 1) * per_group):
+            if strict[p] >= 0:
+                correct += tie[p] if diff[p] <= epsilon else strict[p]
+        if counts[g]:
+            total += correct / counts[g]
+    return total / n_groups, epsilon, n_groups, groups - n_groups
+
+
+@njit(cache=True, parallel=True)
+def _calibrate(Hs, Ms, epsilons, omit):
+    measures_h = Hs.shape[0]
+    measures_m = Ms.shape[0]
+    stat = np.empty((measures_h, measures_m))
+    eps = np.empty((measures_h, measures_m))
+    n_groups = np.empty((measures_h, measures_m), dtype=np.int64)
+    n_skipped = np.empty((measures_h, measures_m), dtype=np.int64)
+    for j in prange(measures_m):  # each metric's differences sorted once for all humans
+        diff, order = _metric_pairs(Ms[j])
+        for i in range(measures_h):
+            a, e, g, s = _cell(Hs[i], Ms[j], diff, order, epsilons[i, j], omit)
+            stat[i, j] = a
+            eps[i, j] = e
+            n_groups[i, j] = g
+            n_skipped[i, j] = s
+    return stat, eps, n_groups, n_skipped
+
+
+def _epsilons(epsilon, shape):
+    """``epsilon`` broadcast to ``shape`` (-1 = optimise); ValueError for a negative or NaN."""
+    if epsilon is None:
+        return np.full(shape, -1.0)
+    array = np.asarray(epsilon, dtype=np.float64)
+    if np.isnan(array).any() or (array < 0).any():
+        raise ValueError(f"epsilon must be None or non-negative numbers; got {epsilon!r}")
+    try:
+        return np.ascontiguousarray(np.broadcast_to(array, shape))
+    except ValueError:
+        raise ValueError(
+            f"epsilon must broadcast to shape {shape}; got shape {array.shape}"
+        ) from None
+
+
+def tie_calibration(
+    H,
+    M,
+    *,
+    level="item",
+    statistic="acc_eq",
+    epsilon=None,
+    nan_policy="omit",
+    group_by="input",
+):
+    """Pairwise accuracy (or tau_eq) with tie calibration of the metric scores.
+
+    For human scores ``h`` and metric scores ``m`` of one group, a pair ``(i, j)`` is correct
+    when ``h`` and the metric agree on it: both order it the same way, or both tie it, where the
+    metric ties it when ``|m_i - m_j| <= epsilon``. With ``N`` pairs, ``C`` concordant, ``D``
+    discordant, ``T_h`` / ``T_m`` / ``T_hm`` tied in ``h`` only, in the metric only, in both::
+
+        acc_eq = (C + T_hm) / N,        tau_eq = (C + T_hm - D - T_h - T_m) / N = 2 acc_eq - 1
+
+    At item level the statistic is averaged over the groups with at least one pair (the inputs,
+    or the systems with ``group_by="system"``). Tie calibration (Deutsch, Foster and Freitag
+    2023, "Ties Matter: Meta-Evaluating Modern Metrics with Pairwise Accuracy and Tie
+    Calibration", EMNLP, Sec. 6; mt-metrics-eval's ``KendallWithTiesOpt`` with
+    ``sample_rate=1``) chooses ``epsilon`` among 0 and the distinct ``|m_i - m_j|`` over all
+    pairs of all groups to maximise the mean: one epsilon shared by all groups. The search
+    sorts the pair differences once and sweeps them, each pair changing the mean by
+    ``(tie - strict) / (N_g G)``: O(P log P) for P pairs. Among equal maxima the smallest
+    epsilon is chosen; the statistic is then recomputed at that epsilon. ``tau_eq`` has the
+    same optimum as ``acc_eq``.
+
+    Parameters
+    ----------
+    H : array_like, shape (Mh, G, S)
+        Human scores (ties are kept as they are).
+    M : array_like, shape (Mm, G, S)
+        Metric scores (ties introduced within ``epsilon``).
+    level : {"item", "system", "global"}
+        As :func:`level_correlation`.
+    statistic : {"acc_eq", "tau_eq"}
+    epsilon : None or array_like of float
+        None (default): calibrate each (human, metric) pair. Otherwise fixed thresholds >= 0,
+        broadcast to (Mh, Mm).
+    nan_policy : {"omit", "propagate", "raise"}
+        ``"omit"``: pairs with a missing value are left out, groups with no pair skipped;
+        ``"propagate"``: a missing value (or a group with fewer than 2 observations) makes the
+        cell NaN; ``"raise"``: ValueError instead.
+    group_by : {"input", "system"}
+        Item-level groups, as :func:`level_correlation`.
+
+    Returns
+    -------
+    TieCalibrationResult
+        ``statistic``, ``epsilon``, ``n_groups``, ``n_skipped``, each (Mh, Mm).
+
+    Examples
+    --------
+    MTME's tau_optimization_test (human 1, 1, 1, 4; metric 0, 2, 6, 8): epsilon 4 ties the
+    metric's three lowest-differing pairs the humans tie.
+
+    >>> res = tie_calibration([[[1, 1, 1, 4]]], [[[0, 2, 6, 8]]])
+    >>> float(res.statistic[0, 0]), float(res.epsilon[0, 0])
+    (0.6666666666666666, 4.0)
+    """
+    check_option("statistic", statistic, TIE_STATISTICS)
+    omit = nan_policy == "omit"
+    Hc, Mc = grouped_cubes({"H": H, "M": M}, level, nan_policy, group_by)
+    epsilons = _epsilons(epsilon, (Hc.shape[0], Mc.shape[0]))
+    # (measure, group, observations) per measure, contiguous per group.
+    stat, eps, n_groups, n_skipped = _calibrate(Hc, Mc, epsilons, omit)
+    if nan_policy == "raise" and np.isnan(stat).any():
+        i, j = (int(k) for k in np.argwhere(np.isnan(stat))[0])
+        raise ValueError(
+            f"tie-calibrated {statistic} of H[{i}] and M[{j}] is undefined at level {level!r}: "
+            "missing values or fewer than 2 observations in a group (nan_policy='raise')"
+        )
+    if statistic == "tau_eq":
+        stat = 2.0 * stat - 1.0
+    return TieCalibrationResult(stat, eps, n_groups, n_skipped)
+
+
+def _pair_correct(H, M, epsilon):
+    """Per metric and pair ``i < j`` of each group: 1.0 when correct at the metric's ``epsilon``
+    (see :func:`tie_calibration`), 0.0 when not, NaN when a value is missing; (Mm, G, P)."""
+    i, j = np.triu_indices(H.shape[2], 1)
+    human = H[:, :, j] - H[:, :, i]  # (1, G, P)
+    metric = M[:, :, j] - M[:, :, i]  # (Mm, G, P)
+    tied = np.abs(metric) <= epsilon[:, None, None]
+    with np.errstate(invalid="ignore"):
+        correct = np.where(tied, human == 0, np.sign(metric) == np.sign(human)).astype(float)
+    correct[np.isnan(human) | np.isnan(metric)] = np.nan
+    return correct
+
+
+def calibrated_swaps(n_groups, n_pairs, *, permutations=1000, seed=0):
+    """Swap indicators (K, G, P) uint8 of :func:`calibrated_permutation_test`: one fair coin per
+    permutation, group and pair of observations (pairs ``i < j`` in row-major order)."""
+    permutations = check_count("permutations", permutations)
+    size = permutations * n_groups * n_pairs
+    if size > MAX_SWAPS:
+        raise ValueError(
+            f"calibrated permutation test: {permutations} permutations x {n_groups} groups x "
+            f"{n_pairs} pairs is {size:,} swap indicators, more than {MAX_SWAPS:,}; use fewer "
+            "permutations or item/system level"
+        )
+    rng = check_seed(seed)
+    return rng.integers(0, 2, size=(permutations, n_groups, n_pairs), dtype=np.uint8)
+
+
+def calibrated_permutation_test(
+    h,
+    M,
+    *,
+    level="item",
+    statistic="acc_eq",
+    epsilon=None,
+    permutations=1000,
+    seed=0,
+    swaps=None,
+    nan_policy="omit",
+    group_by="input",
+    swap="pairs",
+):
+    """Pairwise permutation test between tie-calibrated metrics, every ordered pair at once.
+
+    Each metric is calibrated once against the human scores ``h`` (:func:`tie_calibration`,
+    its own ``epsilon``). For a pair of metrics ``(a, b)`` and each pair of observations in a
+    group, let ``c_a``, ``c_b`` be 1 when that metric is correct on it (at its epsilon). A
+    permutation swaps ``c_a`` and ``c_b`` on each pair with probability 1/2 and recomputes both
+    statistics; with group weights ``w_g = 1 / (N_g G)``, the permuted difference is
+    ``d* = sum_g w_g sum_p (1 - 2 s_p) (c_a - c_b)``. The p-value of H1 "``a`` agrees better"
+    is ``#{d* >= d} / K`` over ``K`` permutations, ``d = stat_a - stat_b`` (no identity
+    permutation added), comparisons relaxed by ``1e-10 sum |w (c_a - c_b)|`` against rounding.
+    This is mt-metrics-eval's ``PairwisePermutationSigDiff`` (Deutsch, Foster and Freitag
+    2023, Sec. 7): swapping pair outcomes rather than scores compares metrics with different
+    epsilons without re-calibrating in every permutation. Pairs where ``h``, ``a`` or ``b``
+    is missing are left out of the test (``nan_policy="omit"``): its ``d`` is then taken on
+    the pairs both metrics have, and may differ from ``delta``, each metric's statistic on
+    its own pairs.
+
+    ``swap="scores"`` is mt-metrics-eval's ``PermutationSigDiff`` with ``KendallWithTiesOpt``
+    instead: each metric is z-scored over its cells (missing values ignored), a permutation
+    swaps the two metrics' z-scores on each (input, system) cell with probability 1/2
+    (:func:`~hanna_stats.kernels.permutation_swaps`), and both permuted metrics are
+    re-calibrated (their epsilons chosen afresh) at ``level``. It costs two calibrations per
+    permutation and pair of metrics (about 0.1 ms each for 96 inputs x 10 systems).
+
+    Parameters
+    ----------
+    h : array_like, shape (G, S)
+        Human scores.
+    M : array_like, shape (Mm, G, S)
+        Metric scores.
+    level, statistic, epsilon, nan_policy, group_by
+        As :func:`tie_calibration` (``epsilon`` broadcast to (Mm,)).
+    permutations : int
+    seed : int, Generator or None
+        Draws the swaps (:func:`calibrated_swaps`, or :func:`permutation_swaps` for
+        ``swap="scores"``) unless ``swaps`` is given.
+    swaps : array_like of {0, 1}, optional
+        Precomputed swap indicators: shape (K, G', P) for ``swap="pairs"``, the groups ``G'``
+        and pairs ``P = S' (S' - 1) / 2`` of ``level`` (and ``group_by``); (K, G, S), the cells
+        of ``M``, for ``swap="scores"``.
+    swap : {"pairs", "scores"}
+        What a permutation swaps (see above).
+
+    Returns
+    -------
+    CalibratedPermutationResult
+        ``statistic``, ``epsilon`` (Mm,); ``delta``, ``pvalue`` (Mm, Mm).
+
+    Examples
+    --------
+    >>> h = [[1.0, 2.0, 3.0, 4.0]]
+    >>> M = [[[1.0, 2.0, 3.0, 4.0]], [[4.0, 3.0, 2.0, 1.0]]]
+    >>> res = calibrated_permutation_test(h, M, permutations=200, seed=1)
+    >>> res.statistic.tolist(), float(res.pvalue[0, 1]), float(res.pvalue[1, 0])
+    ([1.0, 0.0], 0.015, 1.0)
+    """
+    check_option("statistic", statistic, TIE_STATISTICS)
+    check_option("swap", swap, SWAP_UNITS)
+    h = np.asarray(h, dtype=np.float64)
+    if h.ndim != 2:
+        raise ValueError(f"h must have 2 dimensions (groups, systems); got shape {h.shape}")
+    calibrated = tie_calibration(
+        h[None], M, level=level, epsilon=epsilon, nan_policy=nan_policy, group_by=group_by
+    )
+    stat = calibrated.statistic[0]
+    eps = calibrated.epsilon[0]
+    if swap == "scores":
+        if epsilon is not None:
+            raise ValueError("swap='scores' re-calibrates every permutation: epsilon must be None")
+        M = np.asarray(M, dtype=np.float64)
+        options = (level, nan_policy, group_by, permutations, seed, swaps)
+        return _finish(stat, eps, _recalibrated_pvalues(h, M, stat, *options), statistic)
+    Hc, Mc = grouped_cubes({"h": h[None], "M": M}, level, nan_policy, group_by)
+    n_groups, n_obs = Hc.shape[1], Hc.shape[2]
+    n_pairs = n_obs * (n_obs - 1) // 2
+    if swaps is None:
+        swaps = calibrated_swaps(n_groups, n_pairs, permutations=permutations, seed=seed)
+    else:
+        swaps = np.asarray(swaps)
+        if swaps.shape[1:] != (n_groups, n_pairs) or swaps.ndim != 3:
+            raise ValueError(
+                f"swaps must have shape (K, {n_groups}, {n_pairs}); got {swaps.shape}"
+            )
+    signs = (1.0 - 2.0 * swaps.reshape(swaps.shape[0], -1)).astype(np.float64)
+    C = _pair_correct(Hc, Mc, np.nan_to_num(eps))  # NaN epsilon: undefined metric
+    measures = Mc.shape[0]
+    pvalue = np.full((measures, measures), np.nan)
+    a_idx, b_idx = np.triu_indices(measures, 1)
+    block = 256  # columns of the (G' P, pairs) weight matrix at once
+    for start in range(0, a_idx.size, block):
+        a, b = a_idx[start : start + block], b_idx[start : start + block]
+        valid = ~(np.isnan(C[a]) | np.isnan(C[b]))  # (pairs, G', P)
+        n_g = valid.sum(axis=2, keepdims=True)
+        used = (n_g > 0).sum(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            w = np.where(valid, 1.0 / (n_g * used), 0.0)
+        D = (w * np.nan_to_num(C[a] - C[b])).reshape(a.size, -1)
+        null = signs @ D.T  # (K, pairs)
+        observed = D.sum(axis=1)
+        gamma = 1e-10 * np.abs(D).sum(axis=1)
+        k = swaps.shape[0]
+        pvalue[a, b] = (null >= observed - gamma).sum(axis=0) / k
+        pvalue[b, a] = (null <= observed + gamma).sum(axis=0) / k
+    return _finish(stat, eps, pvalue, statistic)
+
+
+def _finish(stat, eps, pvalue, statistic):
+    """The :class:`CalibratedPermutationResult` (NaN p-values for undefined metrics)."""
+    undefined = np.isnan(stat)
+    pvalue[undefined, :] = np.nan
+    pvalue[:, undefined] = np.nan
+    if statistic == "tau_eq":
+        stat = 2.0 * stat - 1.0
+    return CalibratedPermutationResult(stat, eps, stat[:, None] - stat[None, :], pvalue)
+
+
+def _recalibrated_pvalues(h, M, stat, level, nan_policy, group_by, permutations, seed, swaps):
+    """p-values of ``swap="scores"``: z-scored cells swapped, both hybrids re-calibrated."""
+    if M.ndim != 3 or M.shape[1:] != h.shape:
+        raise ValueError(f"M must have shape (Mm, {h.shape[0]}, {h.shape[1]}); got {M.shape}")
+    if swaps is None:
+        swaps = permutation_swaps(h.shape[0], h.shape[1], permutations=permutations, seed=seed)
+    swaps = np.asarray(swaps)
+    if swaps.ndim != 3 or swaps.shape[1:] != h.shape:
+        raise ValueError(
+            f"swaps must have shape (K, {h.shape[0]}, {h.shape[1]}); got {swaps.shape}"
+        )
+    flat = M.reshape(M.shape[0], -1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        std = np.nanstd(flat, axis=1)
+        Z = (M - np.nanmean(flat, axis=1)[:, None, None]) / np.where(std > 0, std, 1.0)[
+            :, None, None
+        ]
+    omit = nan_policy == "omit"
+    Hc = at_level(h[None], level, omit, group_by)
+    a, b = np.triu_indices(M.shape[0], 1)
+    null = np.empty((swaps.shape[0], a.size))
+    for k in range(swaps.shape[0]):
+        s = swaps[k].astype(bool)
+        hybrids = np.concatenate([np.where(s, Z[b], Z[a]), np.where(s, Z[a], Z[b])])
+        cubes = np.ascontiguousarray(at_level(hybrids, level, omit, group_by))
+        permuted = _calibrate(Hc, cubes, np.full((1, cubes.shape[0]), -1.0), omit)[0][0]
+        null[k] = permuted[: a.size] - permuted[a.size :]  # a's hybrid minus b's
+    observed = stat[a] - stat[b]
+    gamma = 1e-10 * (np.abs(observed) + 1.0)
+    pvalue = np.full((M.shape[0], M.shape[0]), np.nan)
+    pvalue[a, b] = (null >= observed - gamma).mean(axis=0)
+    pvalue[b, a] = (null <= observed + gamma).mean(axis=0)
+    return pvalue

@@ -1,0 +1,331 @@
+"""Read one language pair of a WMT test set in MTME's folder layout into a batch.
+
+MTME (google-research/mt-metrics-eval) keeps each test set in a folder, e.g. ``wmt23/``. For a
+language pair ``LP`` (e.g. ``en-de``) this module reads:
+
+- ``sources/LP.txt``: the source segments, one a line;
+- ``references/LP.REF.txt``: each reference translation (``REF`` e.g. ``refA``), line for line;
+- ``system-outputs/LP/SYS.txt``: each system's output, line for line; a reference scored as a
+  system is copied here under its reference's name;
+- ``human-scores/LP.NAME.seg.score`` (``NAME`` e.g. ``mqm``, ``da-sqm``, ``wmt-raw``) and
+  ``metric-scores/LP/METRIC-REF.seg.score`` (``REF``: the reference(s) used, ``src`` for none):
+  lines ``SYSTEM SCORE`` (separated by blanks), for each system one score per segment in
+  segment order; ``None`` is a missing score.
+
+Lines are read as MTME reads them: universal newlines, trailing whitespace removed, and MTME's
+``[No translation supplied]`` is a missing text. Only the ``.txt`` forms of sources, references
+and outputs are read (MTME also accepts ``.jsonl`` ones).
+
+In the store (one store = one study = one language pair; ``lp`` must be given when the test set
+has several):
+
+- an **input** is a segment, named ``LP:i`` with ``i`` the 0-based line of ``sources/LP.txt``
+  (its position); its text is the source segment;
+- a **system** is a file of ``system-outputs/LP/``; it is human-written (``is_human``) when a
+  reference of the same name exists (``references/LP.SYS.txt``: MTME's rule for human systems);
+  systems are ordered by name;
+- an **item** is (segment, system), named ``LP:i:SYS``; its text is the output line, its
+  reference the line of the standard reference;
+- a human score file is a measure of kind ``human`` named ``NAME``; a metric file a measure of
+  kind ``metric`` named ``METRIC-REF`` (e.g. ``BLEU-refA``; reference-based unless ``REF`` is
+  ``src``). All are continuous without bounds (MQM scores are negative); ``source_name`` is the
+  file's path in the test set. Human scores come first, each kind ordered by name;
+- a value is one line of a score file; ``None`` is stored as missing.
+
+The standard reference is not in the folder (MTME's meta-info names it: ``refA`` for most pairs,
+``refB`` e.g. for wmt23 he-en): ``ref`` chooses it, and may be left out when the pair has one
+reference.
+
+Only segment-level scores are read. System-, domain- and document-level files
+(``*.sys.score`` ...) are not stored: the store keeps item-level values and takes a system's
+value as the mean of its items, whereas WMT's system-level human scores are not that mean in
+general (e.g. z-normalised DA). ``documents/``, ``metadata/`` and ``*.rating`` files are not read
+either.
+
+The ingest's checksum is the SHA-256 of a manifest: the language pair and standard reference,
+then ``SHA256  PATH`` for every file read, sorted by path; the same files ingested again with the
+same choices are skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from hanna_stats.store import batch as b
+from hanna_stats.store.catalogue import CONTINUOUS, HUMAN, METRIC
+from hanna_stats.store.errors import DataNotFoundError, InputError
+from hanna_stats.store.source import Source, read_source
+
+#: The folders of an MTME test set that the ingest needs.
+FOLDERS = ("sources", "references", "system-outputs", "human-scores", "metric-scores")
+SEG_SCORE = ".seg.score"
+NO_TRANSLATION = "[No translation supplied]"
+
+
+def is_test_set(path: str | Path) -> bool:
+    """True if ``path`` is a folder holding ``human-scores/`` and ``metric-scores/``."""
+    path = Path(path)
+    return all((path / name).is_dir() for name in ("human-scores", "metric-scores"))
+
+
+@dataclass(frozen=True)
+class TestSetSource(Source):
+    """The files of one language pair of a test set, read as one input.
+
+    ``path`` is the test-set folder, ``data`` the manifest (see the module) and ``sha256`` its
+    hash. The other attributes hold the files read, by role (references, system outputs and score
+    files keyed by their name).
+    """
+
+    lp: str
+    ref: str | None
+    sources: Source
+    references: dict[str, Source]
+    outputs: dict[str, Source]
+    human: dict[str, Source]
+    metrics: dict[str, Source]
+
+    @property
+    def name(self) -> str:
+        """The folder and the language pair, e.g. ``wmt23 en-de``."""
+        return f"{self.path.name} {self.lp}"
+
+
+def _choose(root: Path, what: str, given: str | None, found: list[str], option: str) -> str | None:
+    """``given`` if it is in ``found``; else the only one found (None if none); else an error."""
+    listed = ", ".join(found) or "none"
+    if given is not None and given not in found:
+        raise InputError(f"no {what} {given!r}; found: {listed}", file=root)
+    if given is None and len(found) > 1:
+        raise InputError(f"{len(found)} {what}s ({listed}): choose one with {option}", file=root)
+    return given if given is not None else (found[0] if found else None)
+
+
+def _named(folder: Path, prefix: str, suffix: str) -> dict[str, Path]:
+    """Files ``prefix + NAME + suffix`` in ``folder`` by NAME, sorted (none if no folder)."""
+    if not folder.is_dir():
+        return {}
+    named = {
+        p.name[len(prefix) : len(p.name) - len(suffix)]: p
+        for p in folder.glob(f"{prefix}*{suffix}")
+        if p.is_file() and len(p.name) > len(prefix) + len(suffix)
+    }
+    return dict(sorted(named.items()))
+
+
+def read_test_set(
+    path: str | Path, *, lp: str | None = None, ref: str | None = None
+) -> TestSetSource:
+    """Read the files of one language pair of the MTME test set in ``path``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The test-set folder (e.g. ``wmt23/``).
+    lp : str, optional
+        The language pair; required when ``sources/`` holds several.
+    ref : str, optional
+        The standard reference (``references/LP.REF.txt``); required when there are several.
+
+    Returns
+    -------
+    TestSetSource
+
+    Raises
+    ------
+    DataNotFoundError
+        If ``path`` is not a folder.
+    InputError
+        Naming the folder or file: a missing folder, an unknown or ambiguous ``lp`` or ``ref``
+        (listing those found), no system output, an empty file.
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise DataNotFoundError(f"{root}: no such folder (an MTME test set, e.g. wmt23/)")
+    for folder in FOLDERS:
+        if not (root / folder).is_dir():
+            raise InputError(
+                f"no folder {folder}/: an MTME test set holds {', '.join(FOLDERS)}", file=root
+            )
+    lp = _choose(root, "language pair", lp, list(_named(root / "sources", "", ".txt")), "--lp")
+    if lp is None:
+        raise InputError("no source file sources/LP.txt (e.g. sources/en-de.txt)", file=root)
+    refs = _named(root / "references", f"{lp}.", ".txt")
+    ref = _choose(root, "reference", ref, list(refs), "--ref")
+    output_dir = root / "system-outputs" / lp
+    outputs = _named(output_dir, "", ".txt")
+    if not outputs:
+        raise InputError(f"no system output files system-outputs/{lp}/SYS.txt", file=root)
+    files = {
+        "sources": {lp: root / "sources" / f"{lp}.txt"},
+        "references": refs,
+        "outputs": outputs,
+        "human": _named(root / "human-scores", f"{lp}.", SEG_SCORE),
+        "metrics": _named(root / "metric-scores" / lp, "", SEG_SCORE),
+    }
+    read = {role: {n: read_source(p) for n, p in named.items()} for role, named in files.items()}
+    manifest = f"language pair {lp}, standard reference {ref}\n" + "".join(
+        f"{s.sha256}  {s.path.relative_to(root).as_posix()}\n"
+        for s in sorted(
+            (s for named in read.values() for s in named.values()),
+            key=lambda s: s.path.relative_to(root).as_posix(),
+        )
+    )
+    data = manifest.encode()
+    return TestSetSource(
+        root,
+        data,
+        hashlib.sha256(data).hexdigest(),
+        lp,
+        ref,
+        read["sources"][lp],
+        read["references"],
+        read["outputs"],
+        read["human"],
+        read["metrics"],
+    )
+
+
+def _lines(source: Source) -> list[str]:
+    """The file's lines as MTME reads them (see the module); a bad UTF-8 byte names its line."""
+    try:
+        text = source.data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = source.data[: exc.start].count(b"\n") + 1
+        raise source.error(
+            f"not valid UTF-8 (byte 0x{source.data[exc.start]:02x})", row=line
+        ) from None
+    return [line.rstrip() for line in io.StringIO(text, newline=None)]
+
+
+def _texts(source: Source, n: int, sources: Source) -> list[str | None]:
+    """A text file with one line per source segment (``[No translation supplied]``: None)."""
+    lines = _lines(source)
+    if len(lines) != n:
+        raise source.error(f"has {len(lines)} lines, expected {n} (one per line of {sources.name})")
+    return [None if line == NO_TRANSLATION else line for line in lines]
+
+
+def _scores(ts: TestSetSource, source: Source, n: int) -> dict[str, list[float | None]]:
+    """A segment-level score file: per system, its ``n`` scores in segment order."""
+    scores: dict[str, list[float | None]] = {}
+    last: dict[str, int] = {}
+    for row, line in enumerate(_lines(source), start=1):
+        fields = line.split()
+        if len(fields) != 2:
+            raise source.error(f"expected 'SYSTEM SCORE', got {len(fields)} fields", row=row)
+        system, text = fields
+        if system not in ts.outputs:
+            raise source.error(
+                f"system {system!r} has no output file system-outputs/{ts.lp}/{system}.txt",
+                row=row,
+                column="system",
+            )
+        try:
+            value = None if text == "None" else float(text)
+        except ValueError:
+            value = math.nan
+        if value is not None and not math.isfinite(value):
+            raise source.error(
+                f"expected a finite number or None, got {text!r}", row=row, column="score"
+            )
+        values = scores.setdefault(system, [])
+        values.append(value)
+        last[system] = row
+        if len(values) > n:
+            raise source.error(
+                f"system {system!r} has more than {n} scores (one per line of {ts.sources.name})",
+                row=row,
+            )
+    for system, values in scores.items():
+        if len(values) < n:
+            raise source.error(
+                f"system {system!r} has {len(values)} scores, expected {n} (one per line of "
+                f"{ts.sources.name})",
+                row=last[system],
+            )
+    return scores
+
+
+def parse_test_set(ts: TestSetSource) -> b.Batch:
+    """Validate the files of :func:`read_test_set` and build their batch (see the module).
+
+    Raises
+    ------
+    InputError
+        Naming the file, line and field: a reference or output whose number of lines differs
+        from the source's; in a score file, a line that is not ``SYSTEM SCORE``, a system
+        without an output file, a score that is neither a finite number nor ``None``, a system
+        with more or fewer scores than segments; a bad UTF-8 byte; a metric file not named
+        ``METRIC-REF.seg.score``; a human and a metric measure of the same name, or a measure
+        named like a key column of ``scores_wide``.
+    """
+    lp, root = ts.lp, ts.path
+    sources = _lines(ts.sources)
+    n = len(sources)
+    refs = {name: _texts(s, n, ts.sources) for name, s in ts.references.items()}
+    outputs = {name: _texts(s, n, ts.sources) for name, s in ts.outputs.items()}
+    measures = [(name, HUMAN, None, s) for name, s in ts.human.items()]
+    for name, s in ts.metrics.items():
+        if "-" not in name:
+            raise s.error("expected a metric file named METRIC-REF.seg.score (e.g. BLEU-refA)")
+        measures.append((name, METRIC, name.rsplit("-", 1)[1] != "src", s))
+    seen: dict[str, Source] = {}
+    for name, _, _, s in measures:
+        if name in seen:
+            other = seen[name].path.relative_to(root).as_posix()
+            raise s.error(f"measure {name!r} also comes from {other}")
+        if name in b.WIDE_RESERVED:
+            raise s.error(f"measure name {name!r} is reserved (a key column of scores_wide)")
+        seen[name] = s
+    values = {name: _scores(ts, s, n) for name, _, _, s in measures}
+
+    systems = list(outputs)
+    inputs = [f"{lp}:{i}" for i in range(n)]
+    standard = refs[ts.ref] if ts.ref is not None else [None] * n
+    items = {"name": [], "input": [], "system": [], "text": [], "reference": []}
+    for i, inp in enumerate(inputs):
+        for system in systems:
+            items["name"].append(f"{inp}:{system}")
+            items["input"].append(inp)
+            items["system"].append(system)
+            items["text"].append(outputs[system][i])
+            items["reference"].append(standard[i])
+    scores = {"item": [], "measure": [], "value": []}
+    for measure, by_system in values.items():
+        for system, column in by_system.items():
+            scores["item"].extend(f"{inp}:{system}" for inp in inputs)
+            scores["measure"].extend([measure] * n)
+            scores["value"].extend(column)
+    return b.Batch(
+        systems=b.frame(
+            b.SYSTEMS,
+            {
+                "name": systems,
+                "is_human": [s in refs for s in systems],
+                "position": list(range(len(systems))),
+            },
+        ),
+        inputs=b.frame(b.INPUTS, {"name": inputs, "position": list(range(n)), "text": sources}),
+        items=b.frame(b.ITEMS, items),
+        measures=b.frame(
+            b.MEASURES,
+            {
+                "name": [m[0] for m in measures],
+                "kind": [m[1] for m in measures],
+                "reference_based": [m[2] for m in measures],
+                "scale": [CONTINUOUS] * len(measures),
+                "position": list(range(len(measures))),
+                "source_name": [m[3].path.relative_to(root).as_posix() for m in measures],
+            },
+        ),
+        raters=b.frame(b.RATERS),
+        scores=b.frame(b.SCORES, scores),
+        ratings=b.frame(b.RATINGS),
+        replace_measures=False,
+        relative_positions=True,
+    )

@@ -1,0 +1,396 @@
+"""Tie calibration, the calibrated pairwise permutation test, soft pairwise accuracy and
+significance clusters (kernels).
+
+Expected values: MTME's tau_optimization_test.py, stats_test.py and data_test.py
+(google-research/mt-metrics-eval, hand-made cases), scipy.stats.permutation_test, and plain
+Python references written here (exact fractions over every candidate epsilon).
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import scipy.stats
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+from hanna_stats.kernels import (
+    calibrated_permutation_test,
+    pairwise_accuracy,
+    pairwise_pvalues,
+    significance_clusters,
+    soft_pairwise_accuracy,
+    tie_calibration,
+)
+
+NAN = np.nan
+
+
+def cube(rows):
+    return np.asarray(rows, dtype=float)[None]
+
+
+# ----------------------------------------------------------------------------- tie calibration
+
+
+def test_mtme_zero_threshold_is_best():
+    # MTME's tau_optimization_test.py test_zero_threshold_is_best.
+    human, metric = cube([[1, 2, 3, 4]]), cube([[0, 2, 6, 8]])
+    res = tie_calibration(human, metric)
+    assert (res.statistic[0, 0], res.epsilon[0, 0]) == (1.0, 0.0)
+    curve = [tie_calibration(human, metric, epsilon=e).statistic[0, 0] for e in (0, 2, 4, 6, 8)]
+    assert curve == pytest.approx([6 / 6, 4 / 6, 3 / 6, 1 / 6, 0 / 6])
+
+
+def test_mtme_nonzero_threshold_is_best():
+    # MTME's tau_optimization_test.py test_nonzero_threshold_is_best.
+    human, metric = cube([[1, 1, 1, 4]]), cube([[0, 2, 6, 8]])
+    res = tie_calibration(human, metric)
+    assert res.statistic[0, 0] == pytest.approx(4 / 6)
+    assert res.epsilon[0, 0] == 4.0
+    curve = [tie_calibration(human, metric, epsilon=e).statistic[0, 0] for e in (0, 2, 4, 6, 8)]
+    assert curve == pytest.approx([3 / 6, 3 / 6, 4 / 6, 4 / 6, 3 / 6])
+
+
+def test_mtme_regression_example():
+    # MTME's tau_optimization_test.py test_regression_example: rows are the groups, None is
+    # missing (the all-missing row is skipped).
+    metric = cube(
+        [[0, 5, 2, 3, 2], [NAN, 2, 1, 5, 3], [9, 1, 5, 3, 8], [9, 3, 4, 4, 1], [NAN] * 5]
+    )
+    human = cube(
+        [[1, 5, 2, 1, 1], [4, 2, 2, 1, 4], [5, 9, 2, 8, 7], [7, 6, NAN, 3, 2], [NAN] * 5]
+    )
+    expected = [
+        0.4666666666666667, 0.4916666666666668, 0.38333333333333347, 0.29166666666666674,
+        0.2666666666666667, 0.2, 0.15833333333333335, 0.15833333333333335, 0.1166666666666667,
+    ]  # fmt: skip
+    curve = [tie_calibration(human, metric, epsilon=e).statistic[0, 0] for e in range(9)]
+    assert curve == pytest.approx(expected, abs=1e-12)
+    res = tie_calibration(human, metric)
+    assert res.epsilon[0, 0] == 1.0
+    assert res.statistic[0, 0] == pytest.approx(0.4916666666666668, abs=1e-12)
+    assert (res.n_groups[0, 0], res.n_skipped[0, 0]) == (4, 1)
+
+
+def test_mtme_kendall_variants_and_ties_opt():
+    # MTME's stats_test.py testKendallVariants and testKendallWithTiesOpt (one vector).
+    gold, metric = cube([[1, 2, 2, 3, 4]]), cube([[2, 1, 1.5, 5, 3]])
+    assert tie_calibration(gold, metric, epsilon=0).statistic[0, 0] == pytest.approx(0.6)
+    assert tie_calibration(gold, metric, epsilon=2).statistic[0, 0] == pytest.approx(0.4)
+    tau = tie_calibration(gold, metric, epsilon=0, statistic="tau_eq").statistic[0, 0]
+    assert tau == pytest.approx(0.2)
+    assert tie_calibration(gold, metric).statistic[0, 0] == pytest.approx(0.7)
+
+
+def test_mtme_positive_epsilon():
+    # MTME's stats_test.py testKendallVariantsWithPositiveEpsilon: tau_23 with epsilon 0, 0.1
+    # (no new ties: 7/21) and 1 ((7 + 3 - 1 - 10) / 21).
+    gold, metric = cube([[1, 1, 1, 2, 2, 3, 4]]), cube([[1, 1, 2, 2, 4, 3, 3]])
+    for eps, expected in ((0.0, 7 / 21), (0.1, 7 / 21), (1.0, -1 / 21)):
+        res = tie_calibration(gold, metric, epsilon=eps, statistic="tau_eq")
+        assert res.statistic[0, 0] == pytest.approx(expected)
+
+
+def test_mtme_shared_epsilon_over_groups():
+    # MTME's stats_test.py testKendallWithTiesOpt: by 'sys' and by 'item' one epsilon serves
+    # every group, and the statistic is the mean of the groups' acc_eq at that epsilon.
+    gold = np.array([1, 2, 2, 3, 3, 4], float).reshape(2, 3)  # (systems, items)
+    metric = np.array([2, 1, 1.5, 5, 3, 2], float).reshape(2, 3)
+    for group_by in ("input", "system"):
+        H, M = gold.T[None], metric.T[None]  # our cube: (measure, input, system)
+        res = tie_calibration(H, M, group_by=group_by)
+        eps = res.epsilon[0, 0]
+        rows = (gold.T, metric.T) if group_by == "input" else (gold, metric)
+        per_group = [
+            tie_calibration(h[None, None], m[None, None], level="global", epsilon=eps)
+            for h, m in zip(*rows, strict=True)
+        ]
+        expected = np.mean([r.statistic[0, 0] for r in per_group])
+        assert res.statistic[0, 0] == pytest.approx(expected)
+
+
+def _brute_force(H, M):
+    """Exact (Fraction) calibrated acc_eq of one (G, S) pair: every candidate epsilon."""
+    groups = []
+    for h, m in zip(H, M, strict=True):
+        keep = ~(np.isnan(h) | np.isnan(m))
+        h, m = h[keep], m[keep]
+        pairs = list(itertools.combinations(range(h.size), 2))
+        if pairs:
+            groups.append((h, m, pairs))
+    if not groups:
+        return None, None
+    candidates = sorted({0.0} | {abs(m[i] - m[j]) for h, m, p in groups for i, j in p})
+
+    def acc(eps):
+        total = Fraction(0)
+        for h, m, pairs in groups:
+            correct = 0
+            for i, j in pairs:
+                hs = np.sign(h[j] - h[i])
+                ms = 0 if abs(m[j] - m[i]) <= eps else np.sign(m[j] - m[i])
+                correct += hs == ms
+            total += Fraction(correct, len(pairs))
+        return total / len(groups)
+
+    values = [acc(e) for e in candidates]
+    best = max(values)
+    return float(best), candidates[values.index(best)]
+
+
+small = arrays(
+    np.float64, (3, 4), elements=st.one_of(st.integers(0, 4).map(float), st.just(NAN))
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(H=small, M=arrays(np.float64, (3, 4), elements=st.sampled_from([0, 0.5, 1, 2.5, 3, NAN])))
+def test_calibration_matches_brute_force(H, M):
+    res = tie_calibration(H[None], M[None])
+    best, eps = _brute_force(H, M)
+    if best is None:
+        assert np.isnan(res.statistic[0, 0])
+    else:
+        assert res.statistic[0, 0] == pytest.approx(best, abs=1e-12)
+        assert res.epsilon[0, 0] == eps
+        tau = tie_calibration(H[None], M[None], statistic="tau_eq").statistic[0, 0]
+        assert tau == pytest.approx(2 * best - 1, abs=1e-12)
+
+
+def test_epsilon_zero_is_pairwise_accuracy_and_batches():
+    rng = np.random.default_rng(3)
+    H = rng.integers(1, 5, size=(2, 6, 5)).astype(float)
+    M = rng.normal(size=(3, 6, 5)).round(1)
+    for level in ("item", "system", "global"):
+        res = tie_calibration(H, M, level=level, epsilon=0)
+        ref = pairwise_accuracy(H, M, level=level)
+        np.testing.assert_allclose(res.statistic, ref.statistic, rtol=1e-12)
+    res = tie_calibration(H, M)
+    for i in range(2):
+        for j in range(3):
+            one = tie_calibration(H[[i]], M[[j]])
+            assert one.statistic[0, 0] == res.statistic[i, j]
+            assert one.epsilon[0, 0] == res.epsilon[i, j]
+
+
+def test_calibration_nan_policy_and_arguments():
+    H, M = cube([[1, 2, 3], [1, NAN, 2]]), cube([[1, 2, 3], [3, 2, 1]])
+    assert np.isnan(tie_calibration(H, M, nan_policy="propagate").statistic[0, 0])
+    with pytest.raises(ValueError, match="undefined"):
+        tie_calibration(H, M, nan_policy="raise")
+    with pytest.raises(ValueError, match="epsilon must be None or non-negative"):
+        tie_calibration(H, M, epsilon=-1)
+    with pytest.raises(ValueError, match="statistic must be one of"):
+        tie_calibration(H, M, statistic="acc23")
+
+
+# ------------------------------------------------------------- calibrated permutation test
+
+# MTME's stats_test.py PairwisePermutationSigDiffTest: 4 systems x 2 items, averaged by item.
+PP_GOLD = np.array([1, 3, 3, 3, 1, 2, 1, 2], float).reshape(4, 2).T
+PP_M1 = np.array([2, 4, 6, 6, 2, 6, 3, 7], float).reshape(4, 2).T
+PP_M2 = np.array([1, 5, 4, 4, 4, 3, 2, 1], float).reshape(4, 2).T
+
+
+def test_calibrated_permutation_exact_enumeration():
+    M = np.stack([PP_M1, PP_M2])
+    all_swaps = np.array(list(itertools.product((0, 1), repeat=12)), dtype=np.uint8)
+    res = calibrated_permutation_test(PP_GOLD, M, swaps=all_swaps.reshape(-1, 2, 6))
+    tau1 = tie_calibration(PP_GOLD[None], PP_M1[None]).statistic[0, 0]
+    tau2 = tie_calibration(PP_GOLD[None], PP_M2[None]).statistic[0, 0]
+    assert res.delta[1, 0] == pytest.approx(tau2 - tau1)  # MTME's delta = tau2 - tau1
+    # Plain reference: per pair of systems, each metric correct at its own epsilon; swap.
+    eps = res.epsilon
+    correct = []
+    for m, e in zip((PP_M1, PP_M2), eps, strict=True):
+        rows = []
+        for g in range(2):
+            for i, j in itertools.combinations(range(4), 2):
+                hs = np.sign(PP_GOLD[g, j] - PP_GOLD[g, i])
+                ms = 0 if abs(m[g, j] - m[g, i]) <= e else np.sign(m[g, j] - m[g, i])
+                rows.append(int(hs == ms))
+        correct.append(rows)
+    c1, c2 = (np.array(c) for c in correct)
+    observed = c2.mean() - c1.mean()  # both groups have 6 pairs: the mean of the means
+    hits = 0
+    for s in all_swaps:
+        h1 = np.where(s == 1, c2, c1).mean()
+        h2 = np.where(s == 1, c1, c2).mean()
+        hits += h2 - h1 >= observed - 1e-12
+    assert res.pvalue[1, 0] == pytest.approx(hits / len(all_swaps))
+    assert observed == pytest.approx(res.delta[1, 0])
+
+
+def test_calibrated_permutation_with_missing_values():
+    # Pairs with a missing value (in h or either metric) are left out of both metrics' group
+    # means; plain reference over all 2^(2 x 3) swap patterns at fixed epsilons.
+    h = np.array([[1, 2, 3], [3, NAN, 1]])
+    m1 = np.array([[1, 3, 2], [2, 2, 1]])
+    m2 = np.array([[3, 2, 1], [1, 2, NAN]])
+    patterns = np.array(list(itertools.product((0, 1), repeat=6)), np.uint8).reshape(-1, 2, 3)
+    res = calibrated_permutation_test(h, np.stack([m1, m2]), epsilon=0.5, swaps=patterns)
+    pairs = [(g, i, j) for g in range(2) for i, j in itertools.combinations(range(3), 2)]
+    valid = [not np.isnan([h[g, i], h[g, j], m1[g, i], m1[g, j], m2[g, i], m2[g, j]]).any()
+             for g, i, j in pairs]  # fmt: skip
+
+    def correct(m, g, i, j):
+        hs = np.sign(h[g, j] - h[g, i])
+        return hs == (0 if abs(m[g, j] - m[g, i]) <= 0.5 else np.sign(m[g, j] - m[g, i]))
+
+    def stat(outcomes):  # mean over groups of the mean over the group's valid pairs
+        means = []
+        for g in range(2):
+            rows = zip(pairs, outcomes, valid, strict=True)
+            kept = [o for (gg, _, _), o, v in rows if gg == g and v]
+            if kept:
+                means.append(np.mean(kept))
+        return np.mean(means)
+
+    c1 = [correct(m1, *p) for p in pairs]
+    c2 = [correct(m2, *p) for p in pairs]
+    observed = stat(c1) - stat(c2)
+    hits = 0
+    for s in patterns.reshape(len(patterns), -1):
+        a = [y if k else x for x, y, k in zip(c1, c2, s, strict=True)]
+        b = [x if k else y for x, y, k in zip(c1, c2, s, strict=True)]
+        hits += stat(a) - stat(b) >= observed - 1e-12
+    assert res.pvalue[0, 1] == pytest.approx(hits / len(patterns))
+
+
+def test_calibrated_permutation_seeded_and_checked():
+    M = np.stack([PP_M1, PP_M2])
+    a = calibrated_permutation_test(PP_GOLD, M, permutations=500, seed=7)
+    b = calibrated_permutation_test(PP_GOLD, M, permutations=500, seed=7)
+    np.testing.assert_array_equal(a.pvalue, b.pvalue)
+    assert np.isnan(np.diag(a.pvalue)).all()
+    with pytest.raises(ValueError, match=r"swaps must have shape \(K, 2, 6\)"):
+        calibrated_permutation_test(PP_GOLD, M, swaps=np.zeros((3, 2, 5), np.uint8))
+
+
+def test_recalibrated_permutation_exact_enumeration():
+    # MTME's stats_test.py PermutationSigDiffTest (testTauOptimization): 4 systems x 2 items,
+    # averaged by item; the delta is tau2 - tau1 of the calibrated metrics. The p-value is
+    # checked against a plain reference over all 2^8 swap patterns of the cells: z-score each
+    # metric, swap cells, calibrate both hybrids by brute force (exact fractions).
+    gold = np.array([1, 2, 3, 4, 5, 5, 7, 8], float).reshape(4, 2).T
+    m1 = np.array([1, 2, 3, 3, 7, 3, 5, 5], float).reshape(4, 2).T
+    m2 = np.array([2, 1, 2, 6, 8, 8, 7, 6], float).reshape(4, 2).T
+    patterns = np.array(list(itertools.product((0, 1), repeat=8)), np.uint8).reshape(-1, 2, 4)
+    res = calibrated_permutation_test(gold, np.stack([m1, m2]), swap="scores", swaps=patterns)
+    tau1, tau2 = (_brute_force(gold, m)[0] for m in (m1, m2))
+    assert res.delta[1, 0] == pytest.approx(tau2 - tau1)
+    z1, z2 = ((m - m.mean()) / m.std() for m in (m1, m2))
+    hits = np.zeros(2)
+    for s in patterns.astype(bool):
+        c1 = _brute_force(gold, np.where(s, z2, z1))[0]  # metric 1's hybrid
+        c2 = _brute_force(gold, np.where(s, z1, z2))[0]
+        hits += (c2 - c1 >= tau2 - tau1 - 1e-12, c1 - c2 >= tau1 - tau2 - 1e-12)
+    assert res.pvalue[1, 0] == pytest.approx(hits[0] / len(patterns))
+    assert res.pvalue[0, 1] == pytest.approx(hits[1] / len(patterns))
+    assert 0 < res.pvalue[0, 1] < 1
+    with pytest.raises(ValueError, match="epsilon must be None"):
+        calibrated_permutation_test(gold, np.stack([m1, m2]), swap="scores", epsilon=1.0)
+
+
+# ---------------------------------------------------------------- soft pairwise accuracy
+
+
+def test_mtme_pairwise_confidence_error():
+    # MTME's stats_test.py testPairwiseConfidenceError: Correlation(2, gold, metric), 2 systems
+    # x 3 segments. Exactly: the human differences d = (-1, -1, -1) give T = -3, reached by
+    # every sign pattern (p_h = 1); the metric's d = (1, -1, -1) give T = -1, missed only by
+    # the pattern (-, +, +) with T* = -3 (p_m = 7/8); SPA = 1 - 1/8. MTME's 0.872 (3 places)
+    # is the same with 1000 random draws.
+    gold = np.array([1, 2, 3, 2, 3, 4], float).reshape(2, 3).T[None]
+    metric = np.array([2, 2, 4, 1, 3, 5], float).reshape(2, 3).T[None]
+    signs = np.array(list(itertools.product((1, -1), repeat=3)), float)
+    exact = soft_pairwise_accuracy(gold, metric, signs=signs)
+    assert exact.pvalues_h[0, 0, 1] == 1.0
+    assert exact.pvalues_m[0, 0, 1] == 7 / 8
+    assert exact.statistic[0, 0] == pytest.approx(0.875)
+    drawn = soft_pairwise_accuracy(gold, metric, permutations=1000, seed=0)
+    assert drawn.statistic[0, 0] == pytest.approx(0.872, abs=0.03)
+
+
+def test_pairwise_pvalues_match_scipy_exact():
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(2, 8, 4)).round(1)
+    signs = np.array(list(itertools.product((1, -1), repeat=8)), float)
+    P = pairwise_pvalues(X, signs=signs)
+    for m in range(2):
+        for i, j in itertools.combinations(range(4), 2):
+            ref = scipy.stats.permutation_test(
+                (X[m, :, i], X[m, :, j]),
+                lambda x, y: np.sum(x - y),
+                permutation_type="samples",
+                alternative="greater",
+                n_resamples=np.inf,
+            )
+            assert P[m, i, j] == pytest.approx(ref.pvalue, abs=1e-12)
+    assert np.isnan(P[:, np.tril_indices(4)[0], np.tril_indices(4)[1]]).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    X=arrays(np.float64, (2, 6, 3), elements=st.one_of(st.integers(0, 3).map(float), st.just(NAN))),
+    seed=st.integers(0, 2**32),
+)
+def test_pairwise_pvalues_match_plain_loops(X, seed):
+    signs = 1 - 2 * np.random.default_rng(seed).integers(0, 2, size=(50, 6))
+    P = pairwise_pvalues(X, signs=signs)
+    for m in range(2):
+        for i, j in itertools.combinations(range(3), 2):
+            kept = [g for g in range(6) if not np.isnan(X[m, g, i] - X[m, g, j])]
+            d = [X[m, g, i] - X[m, g, j] for g in kept]
+            hits = sum(
+                sum(signs[k, g] * x for g, x in zip(kept, d, strict=True)) >= sum(d) - 1e-9
+                for k in range(50)
+            )
+            assert P[m, i, j] == pytest.approx(hits / 50)
+    spa_xy = soft_pairwise_accuracy(X[:1], X[1:], signs=signs).statistic
+    spa_yx = soft_pairwise_accuracy(X[1:], X[:1], signs=signs).statistic
+    assert spa_xy[0, 0] == spa_yx[0, 0]
+
+
+def test_spa_identical_measures_and_reversal():
+    rng = np.random.default_rng(2)
+    H = rng.normal(size=(1, 20, 5))
+    res = soft_pairwise_accuracy(H, np.concatenate([H, -H]), permutations=300, seed=1)
+    assert res.statistic[0, 0] == 1.0
+    assert res.statistic[0, 1] < 0.5
+
+
+# ------------------------------------------------------------------- significance clusters
+
+
+@pytest.mark.parametrize(
+    ("matrix", "alpha", "expected"),
+    [
+        ([0, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0], 0.5, [1, 1, 1, 1]),
+        ([0, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0], 1.0, [1, 2, 3, 4]),
+        ([0, 1, 0, 1, 0, 0, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0], 0.5, [1, 1, 2, 2]),
+        ([0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0], 0.5, [1, 2, 2, 3]),
+    ],
+)
+def test_mtme_assign_ranks(matrix, alpha, expected):
+    # MTME's data_test.py testAssignRanks (measures sorted by decreasing statistic).
+    P = np.array(matrix, float).reshape(4, 4)
+    assert significance_clusters([4, 3, 2, 1], P, alpha=alpha).tolist() == expected
+
+
+def test_clusters_sort_by_statistic():
+    P = np.array([0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0], float).reshape(4, 4)
+    order = np.array([2, 0, 3, 1])  # measure k of the input is sorted position order[k]
+    stat = np.array([4.0, 3.0, 2.0, 1.0])[order]
+    Q = P[np.ix_(order, order)]
+    ranks = significance_clusters(stat, Q, alpha=0.5)
+    assert ranks.tolist() == np.array([1, 2, 2, 3])[order].tolist()
+    nan_last = significance_clusters([np.nan, 1.0], np.ones((2, 2)), alpha=0.05)
+    assert nan_last.tolist() == [1, 1]
+    with pytest.raises(ValueError, match="pvalues must have shape"):
+        significance_clusters([1.0, 2.0], np.ones((3, 3)))
