@@ -88,6 +88,7 @@ CHOICES: dict[str, tuple[str, str]] = {
     "tie_statistic": ("hanna_stats.kernels", "TIE_STATISTICS"),
     "swap": ("hanna_stats.kernels", "SWAP_UNITS"),
     "cluster_method": ("hanna_stats.analyses.meta_eval", "CLUSTER_METHODS"),
+    "system_scores": ("hanna_stats.analyses._common", "SYSTEM_SCORES"),
 }
 
 
@@ -370,7 +371,8 @@ def _commands() -> tuple[Command, ...]:
             "sql",
             "run ad-hoc SQL against the store",
             "Run SQL against the store (read-only unless --write). Views: story_scores, "
-            "system_scores, scores_wide, rating_records, measure_catalogue. The query reads and "
+            "system_scores, given_system_scores, scores_wide, rating_records, "
+            "measure_catalogue. The query reads and "
             "writes nothing outside the store (no COPY TO, read_csv, ATTACH or extension "
             "install) unless --allow-files.",
             (
@@ -423,6 +425,13 @@ def _commands() -> tuple[Command, ...]:
                 type=float,
                 help="Pearson at system/global level: add Fisher z intervals at this level "
                 "(columns n, ci_low, ci_high)",
+            ),
+            opt(
+                "--system-scores",
+                choices="system_scores",
+                default="mean",
+                help="system level: a system's value is the mean of its items (default) or the "
+                "one the study gives (given: WMT's .sys.score files)",
             ),
         ),
         _analysis(

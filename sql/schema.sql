@@ -95,6 +95,18 @@ CREATE TABLE IF NOT EXISTS ratings (
 ALTER TABLE ratings ALTER COLUMN score DROP NOT NULL;
 ALTER TABLE ratings ADD COLUMN IF NOT EXISTS answer VARCHAR;
 
+-- System-level values that the study gives (not computed from items): WMT's system-level human
+-- scores (e.g. z-normalised DA, MQM) and metric scores (e.g. corpus BLEU), which are in general
+-- not the mean of their segment scores. A measure may have these without item-level values.
+-- Analyses use them on request (correlate --system-scores given); view system_scores keeps the
+-- means over items. Written like scores (INSERT ... SELECT joined to systems and measures).
+CREATE TABLE IF NOT EXISTS system_level_scores (
+    measure_id INTEGER NOT NULL,                 -- measures.measure_id
+    system_id  INTEGER NOT NULL,                 -- systems.system_id
+    value      DOUBLE,                           -- NULL = missing
+    PRIMARY KEY (measure_id, system_id)
+);
+
 -- The study the store holds: one row, written by the first ingest (HANNA, or the name given to
 -- a tidy ingest). A store holds one study: an ingest whose inputs are all new to a store that
 -- already has some is refused unless it asks to extend the study (ingest --extend).
@@ -131,7 +143,7 @@ CREATE TABLE IF NOT EXISTS ingests (
     source   VARCHAR NOT NULL,                   -- file name
     sha256   VARCHAR NOT NULL,
     format   VARCHAR NOT NULL,                   -- 'hanna-metric-scores', 'hanna-llm', 'hanna-annotations', 'tidy'
-    n_values BIGINT NOT NULL,                    -- scores + ratings written
+    n_values BIGINT NOT NULL,                    -- scores + ratings + system-level scores
     ingested_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
     PRIMARY KEY (sha256, format)
 );

@@ -58,3 +58,13 @@ SELECT system, any_value(system_position) AS system_position, any_value(is_human
        avg(value) AS value, stddev_samp(value) AS std, count(value) AS n_items
 FROM story_scores
 GROUP BY system, measure;
+
+-- System-level values given by the study (table system_level_scores: WMT's .sys.score files),
+-- with names. Not the means over items, which are system_scores.
+CREATE OR REPLACE VIEW given_system_scores AS
+SELECT sy.name AS system, sy.position AS system_position, sy.is_human,
+       m.name AS measure, m.kind, m.position AS measure_position, g.value
+FROM system_level_scores g
+JOIN systems sy USING (system_id)
+JOIN measures m USING (measure_id)
+ORDER BY measure_position NULLS LAST, measure, system_position NULLS LAST, system;

@@ -19,8 +19,15 @@ TABLES = {
     "study",
     "ingests",
     "scale_checks",
+    "system_level_scores",
 }
-VIEWS = {"measure_catalogue", "rating_records", "story_scores", "system_scores"}
+VIEWS = {
+    "measure_catalogue",
+    "rating_records",
+    "story_scores",
+    "system_scores",
+    "given_system_scores",
+}
 
 
 def objects(con) -> dict[str, set[str]]:

@@ -1,14 +1,17 @@
 """WMT test sets in MTME's folder layout (google-research/mt-metrics-eval), written into tmp_path.
 
 The expected values come from the files themselves, parsed here in plain Python, and from
-scipy.stats.kendalltau on vectors built from them.
+scipy.stats.kendalltau / pearsonr on vectors built from them.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 
 import numpy as np
+import polars as pl
 import pytest
 from scipy import stats
 
@@ -22,7 +25,25 @@ N_SEGMENTS = 4
 MT_SYSTEMS = ("sysA", "sysB", "sysC")
 SYSTEMS = (*MT_SYSTEMS, "refA")
 NO_TRANSLATION = "[No translation supplied]"  # MTME's marker of a missing output
-TABLES = ["systems", "inputs", "items", "measures", "scores", "ingests", "study"]
+TABLES = [
+    "systems",
+    "inputs",
+    "items",
+    "measures",
+    "scores",
+    "system_level_scores",
+    "ingests",
+    "study",
+]
+# measure -> (folder under the test set, file name with {lp}, systems) of each .sys.score file;
+# wmt-z and chrF-refA have no .seg.score file.
+SYS_FILES = {
+    "mqm": ("human-scores", "{lp}.mqm.sys.score", SYSTEMS),
+    "wmt-z": ("human-scores", "{lp}.wmt-z.sys.score", SYSTEMS),
+    "BLEU-refA": ("metric-scores/{lp}", "BLEU-refA.sys.score", MT_SYSTEMS),
+    "CometKiwi-src": ("metric-scores/{lp}", "CometKiwi-src.sys.score", SYSTEMS),
+    "chrF-refA": ("metric-scores/{lp}", "chrF-refA.sys.score", MT_SYSTEMS),
+}
 
 
 def _write(path, lines):
@@ -42,10 +63,16 @@ def _score_lines(rng, systems, *, scale, none_at=None):
     return lines
 
 
+def sys_path(root, lp, measure):
+    folder, name, _ = SYS_FILES[measure]
+    return root / folder.format(lp=lp) / name.format(lp=lp)
+
+
 def make_test_set(root, seed=0):
     """Two language pairs, 4 segments, 3 systems + refA (human), seg-level MQM with a None, two
-    metrics (BLEU-refA without refA's lines, CometKiwi-src with them), plus files not read
-    (documents, system-level scores)."""
+    metrics (BLEU-refA without refA's lines, CometKiwi-src with them), system-level files
+    (:data:`SYS_FILES`: random values, not the means of the segments; MQM's refA None), plus a
+    file not read (documents)."""
     rng = np.random.default_rng(seed)
     for lp in LPS:
         src = [f"{lp} source {i} ü" for i in range(N_SEGMENTS)]
@@ -64,11 +91,17 @@ def make_test_set(root, seed=0):
             human / f"{lp}.mqm.seg.score",
             _score_lines(rng, SYSTEMS, scale=-25, none_at=("sysB", 2)),
         )
-        _write(human / f"{lp}.mqm.sys.score", [f"{s}\t-3.5" for s in SYSTEMS])
         metrics = root / "metric-scores" / lp
         _write(metrics / "BLEU-refA.seg.score", _score_lines(rng, MT_SYSTEMS, scale=100))
         _write(metrics / "CometKiwi-src.seg.score", _score_lines(rng, SYSTEMS, scale=1))
-        _write(metrics / "BLEU-refA.sys.score", [f"{s}\t30.0" for s in MT_SYSTEMS])
+        for measure, (_, _, systems) in SYS_FILES.items():
+            _write(
+                sys_path(root, lp, measure),
+                [
+                    f"{s}\tNone" if (measure, s) == ("mqm", "refA") else f"{s}\t{rng.normal():.4f}"
+                    for s in systems
+                ],
+            )
     return root
 
 
@@ -81,6 +114,21 @@ def read_scores(path) -> dict[tuple[int, str], float | None]:
         count[system] = i + 1
         out[(i, system)] = None if text == "None" else float(text)
     return out
+
+
+def lines_of(path) -> list[tuple[str, str]]:
+    """The (system, score text) of each line of a score file."""
+    return [tuple(line.split("\t")) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def read_sys_scores(path) -> dict[str, float | None]:
+    """system -> score of an MTME .sys.score file, by plain Python."""
+    return {system: None if text == "None" else float(text) for system, text in lines_of(path)}
+
+
+def expected_system_values(root, lp):
+    """measure -> {system: value}, from the .sys.score files."""
+    return {m: read_sys_scores(sys_path(root, lp, m)) for m in SYS_FILES}
 
 
 def expected_values(root, lp):
@@ -105,8 +153,15 @@ def test_ingest_values_and_mapping(test_set):
     con = open_store()
     summary = ingest_wmt(con, test_set, lp="en-de")
     assert (summary.format, summary.source, summary.skipped) == ("wmt", "wmt23 en-de", False)
-    assert summary.n_values == 4 * 4 + 3 * 4 + 4 * 4
-    assert summary.added == {"systems": 4, "inputs": 4, "items": 16, "measures": 3, "values": 44}
+    n_sys = 4 + 4 + 3 + 4 + 3  # lines of the .sys.score files
+    assert summary.n_values == 4 * 4 + 3 * 4 + 4 * 4 + n_sys
+    assert summary.added == {
+        "systems": 4,
+        "inputs": 4,
+        "items": 16,
+        "measures": 5,
+        "values": 44 + n_sys,
+    }
     assert con.execute("SELECT name FROM study").fetchall() == [("wmt23 en-de",)]
 
     humans = con.execute("SELECT name FROM systems WHERE is_human ORDER BY name").fetchall()
@@ -135,6 +190,7 @@ def test_ingest_values_and_mapping(test_set):
     ).fetchall()
     assert catalogue == [
         ("mqm", "human", None, "continuous", None, None, "human-scores/en-de.mqm.seg.score"),
+        ("wmt-z", "human", None, "continuous", None, None, "human-scores/en-de.wmt-z.sys.score"),
         (
             "BLEU-refA",
             "metric",
@@ -153,6 +209,15 @@ def test_ingest_values_and_mapping(test_set):
             None,
             "metric-scores/en-de/CometKiwi-src.seg.score",
         ),
+        (
+            "chrF-refA",
+            "metric",
+            True,
+            "continuous",
+            None,
+            None,
+            "metric-scores/en-de/chrF-refA.sys.score",
+        ),
     ]
 
     stored = con.execute(
@@ -165,6 +230,26 @@ def test_ingest_values_and_mapping(test_set):
     ]
     assert stored == sorted(expected, key=lambda r: (r[0], r[1]))
     assert sum(v is None for _, _, v in stored) == 1  # MQM's None is stored as missing
+
+    # system-level values as given, in the view's order (catalogue, then systems by name)
+    given = con.execute("SELECT measure, system, value FROM given_system_scores").fetchall()
+    files = expected_system_values(test_set, "en-de")
+    assert given == [
+        (measure, system, files[measure][system])
+        for measure in ("mqm", "wmt-z", "BLEU-refA", "CometKiwi-src", "chrF-refA")
+        for system in sorted(files[measure])
+    ]
+    assert sum(v is None for _, _, v in given) == 1  # MQM's refA
+    study = load_study(con)
+    assert study.system_values.select("measure", "system", "value").rows() == given
+    # the measures with item-level values are the analyses' as before; wmt-z and chrF-refA not
+    assert study.measures == ("mqm", "BLEU-refA", "CometKiwi-src")
+    assert study.system_values.filter(pl.col("system") == "refA")["is_human"].all()
+    # the given values are not the means of the segments
+    seg = expected_values(test_set, "en-de")
+    assert not np.allclose(
+        _system_means(seg["BLEU-refA"], MT_SYSTEMS), [files["BLEU-refA"][s] for s in MT_SYSTEMS]
+    )
 
 
 def _system_means(values, systems):
@@ -210,6 +295,114 @@ def test_correlate_matches_scipy(test_set):
             assert math.isclose(row["statistic"][0], expected, abs_tol=1e-12), (level, metric)
 
 
+def _given_pairs(files, x, y, systems):
+    """The given values of measures x and y for the systems where both are present."""
+    both = [s for s in systems if files[x].get(s) is not None and files[y].get(s) is not None]
+    return [files[x][s] for s in both], [files[y][s] for s in both]
+
+
+@pytest.mark.parametrize("include_human", [False, True])
+def test_correlate_given_system_scores_matches_scipy(test_set, include_human):
+    con = open_store()
+    ingest_wmt(con, test_set, lp="de-en")
+    study = load_study(con)
+    files = expected_system_values(test_set, "de-en")
+    systems = SYSTEMS if include_human else MT_SYSTEMS
+    options = {"level": "system", "system_scores": "given", "include_human": include_human}
+    pearson = correlate(study, method="pearson", pvalue_method="auto", confidence=0.9, **options)
+    kendall = correlate(study, method="kendall", **options)
+    metrics = ("BLEU-refA", "CometKiwi-src", "chrF-refA")  # chrF-refA: system level only
+    criteria = ("mqm", "wmt-z")
+    assert sorted(zip(pearson["measure"], pearson["against"], strict=True)) == sorted(
+        (m, c) for m in metrics for c in criteria
+    )
+    for metric in metrics:
+        for criterion in criteria:
+            x, y = _given_pairs(files, metric, criterion, systems)
+            # refA: in mqm None, absent from the BLEU-refA and chrF-refA files
+            assert len(x) == (
+                4 if include_human and {metric, criterion} == {"CometKiwi-src", "wmt-z"} else 3
+            )
+            expected = stats.pearsonr(x, y)
+            row = pearson.filter(
+                (pearson["measure"] == metric) & (pearson["against"] == criterion)
+            ).row(0, named=True)
+            assert math.isclose(row["statistic"], expected.statistic, abs_tol=1e-12)
+            assert math.isclose(row["pvalue"], expected.pvalue, abs_tol=1e-12)
+            assert row["n"] == len(x)
+            if len(x) > 3:  # the Fisher interval needs n > 3 (ours is NaN, scipy's [-1, 1])
+                low, high = expected.confidence_interval(0.9)
+                assert math.isclose(row["ci_low"], low, abs_tol=1e-12)
+                assert math.isclose(row["ci_high"], high, abs_tol=1e-12)
+            row = kendall.filter((kendall["measure"] == metric) & (kendall["against"] == criterion))
+            assert math.isclose(
+                row["statistic"][0], stats.kendalltau(x, y).statistic, abs_tol=1e-12
+            )
+    # metrics against metrics too
+    metrics_only = correlate(study, method="pearson", against="metrics", **options)
+    row = metrics_only.filter(
+        (metrics_only["measure"] == "BLEU-refA") & (metrics_only["against"] == "chrF-refA")
+    )
+    expected = stats.pearsonr(*_given_pairs(files, "BLEU-refA", "chrF-refA", systems))
+    assert math.isclose(row["statistic"][0], expected.statistic, abs_tol=1e-12)
+    # the default (means over segments) is another number, and knows no system-only measure
+    default = correlate(study, level="system", method="pearson", include_human=include_human)
+    assert set(default["measure"]) == {"BLEU-refA", "CometKiwi-src"}
+    assert set(default["against"]) == {"mqm"}
+    key = (pl.col("measure") == "BLEU-refA") & (pl.col("against") == "mqm")
+    assert not math.isclose(
+        default.filter(key)["statistic"][0], pearson.filter(key)["statistic"][0]
+    )
+
+
+def test_given_system_scores_refused(test_set):
+    sys_path(test_set, "de-en", "CometKiwi-src").unlink()
+    con = open_store()
+    ingest_wmt(con, test_set, lp="de-en")
+    study = load_study(con)
+    with pytest.raises(
+        ValueError,
+        match=r"^system_scores='given': measure 'CometKiwi-src' has no given system-level value",
+    ):
+        correlate(study, level="system", system_scores="given")
+    with pytest.raises(ValueError, match=r"^system_scores='given' is for level='system'.*'item'"):
+        correlate(study, level="segment", system_scores="given")
+    with pytest.raises(ValueError, match=r"^system_scores must be one of mean, given; got 'x'"):
+        correlate(study, level="system", system_scores="x")
+    # refA's only MQM value is None: none for the systems kept
+    path = sys_path(test_set, "en-de", "mqm")
+    path.write_text("".join(f"{s}\t{v}\n" for s, v in lines_of(path) if s == "refA"))
+    con = open_store()
+    ingest_wmt(con, test_set, lp="en-de")
+    with pytest.raises(ValueError, match=r"measure 'mqm' has no given system-level value of a "):
+        correlate(load_study(con), level="system", system_scores="given")
+
+
+def test_store_without_system_level_table(test_set, tmp_path):
+    """A store written before system_level_scores existed, opened read-only, loads (no given
+    values) and refuses system_scores='given'."""
+    db = tmp_path / "old.duckdb"
+    con = open_store(db)
+    ingest_wmt(con, test_set, lp="en-de")
+    con.execute("DROP VIEW given_system_scores")
+    con.execute("DROP TABLE system_level_scores")
+    con.close()
+    con = open_store(db, read_only=True)
+    study = load_study(con)
+    con.close()
+    assert study.system_values.is_empty() and study.measures == (
+        "mqm",
+        "BLEU-refA",
+        "CometKiwi-src",
+    )
+    with pytest.raises(ValueError, match="no given system-level values"):
+        correlate(study, level="system", system_scores="given")
+    # a writable open creates the table again
+    con = open_store(db)
+    assert con.execute("SELECT count(*) FROM system_level_scores").fetchall() == [(0,)]
+    con.close()
+
+
 def test_rerun_is_idempotent(test_set):
     con = open_store()
     ingest_wmt(con, test_set, lp="en-de")
@@ -220,6 +413,12 @@ def test_rerun_is_idempotent(test_set):
     with pytest.raises(InputError, match="another study"):
         ingest_wmt(con, test_set, lp="de-en")
     assert counts(con) == before
+    # extended, its system-level values (one per system and measure) would replace en-de's
+    with pytest.raises(InputError, match=r"would replace 17 value\(s\) .*system-level value"):
+        ingest_wmt(con, test_set, lp="de-en", extend=True)
+    assert counts(con) == before
+    for measure in SYS_FILES:
+        sys_path(test_set, "de-en", measure).unlink()
     ingest_wmt(con, test_set, lp="de-en", extend=True)
     assert counts(con)["inputs"] == 2 * N_SEGMENTS
     # a changed file is a new ingest: refused without --replace, nothing written
@@ -229,6 +428,37 @@ def test_rerun_is_idempotent(test_set):
     with pytest.raises(InputError, match="would replace 1 value"):
         ingest_wmt(con, test_set, lp="en-de")
     assert counts(con) == before
+
+
+def test_system_level_rerun_and_replace(test_set):
+    con = open_store()
+    ingest_wmt(con, test_set, lp="en-de")
+    before = counts(con)
+    # the same values in a changed file (a reordered line) add nothing
+    path = sys_path(test_set, "en-de", "BLEU-refA")
+    lines = path.read_text().splitlines()
+    path.write_text("\n".join(lines[::-1]) + "\n")
+    again = ingest_wmt(con, test_set, lp="en-de")
+    assert not again.skipped and again.replaced == 0 and again.added["values"] == 0
+    assert counts(con) == {**before, "ingests": before["ingests"] + 1}
+    # a changed system-level value is refused, then replaced with --replace
+    path.write_text("".join(f"{s}\t{9.5 if s == 'sysB' else v}\n" for s, v in lines_of(path)))
+    new = read_sys_scores(path)["sysB"]
+    assert new == 9.5
+    before = counts(con)
+    with pytest.raises(
+        InputError,
+        match=r"would replace 1 value\(s\) .*\(first: system-level value of system 'sysB', "
+        r"measure 'BLEU-refA': ",
+    ):
+        ingest_wmt(con, test_set, lp="en-de")
+    assert counts(con) == before
+    assert ingest_wmt(con, test_set, lp="en-de", replace=True).replaced == 1
+    stored = con.execute(
+        "SELECT value FROM given_system_scores WHERE measure = 'BLEU-refA' AND system = 'sysB'"
+    ).fetchall()
+    assert stored == [(new,)]
+    assert counts(con)["system_level_scores"] == before["system_level_scores"]
 
 
 def _break(root, relative, old, new):
@@ -263,6 +493,20 @@ def _break(root, relative, old, new):
         (
             ("metric-scores/en-de/CometKiwi-src.seg.score", "\nsysA\t", "\nsysA\t1\t"),
             r"^CometKiwi-src\.seg\.score, row 2: expected 'SYSTEM SCORE', got 3 fields$",
+        ),
+        (
+            ("human-scores/en-de.mqm.sys.score", "sysB\t", "sysB\tabc\nsysB\t"),
+            r"^en-de\.mqm\.sys\.score, row 2, column 'score': expected a finite number or None, "
+            r"got 'abc'$",
+        ),
+        (
+            ("metric-scores/en-de/BLEU-refA.sys.score", "sysC\t", "sysX\t"),
+            r"^BLEU-refA\.sys\.score, row 3, column 'system': system 'sysX' has no output file "
+            r"system-outputs/en-de/sysX\.txt$",
+        ),
+        (
+            ("metric-scores/en-de/chrF-refA.sys.score", "sysC\t", "sysB\t"),
+            r"^chrF-refA\.sys\.score, row 3: system 'sysB' has more than one score$",
         ),
         (
             ("system-outputs/en-de/sysB.txt", "output 3\n", "output 3\nextra\n"),
@@ -322,9 +566,22 @@ def test_missing_folder(test_set):
 def test_cli(test_set, tmp_path, capsys):
     db = tmp_path / "wmt.duckdb"
     assert main(["ingest", "--db", str(db), str(test_set), "--lp", "en-de"]) == 0
-    assert "wmt23 en-de: wmt, 44 values" in capsys.readouterr().out
+    assert "wmt23 en-de: wmt, 62 values" in capsys.readouterr().out
     assert main(["correlate", "--db", str(db), "--level", "system", "--format", "csv"]) == 0
     assert "BLEU-refA,mqm,system" in capsys.readouterr().out
+    given = ["correlate", "--db", str(db), "--level", "system", "--system-scores", "given"]
+    assert main([*given, "--method", "pearson", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    files = expected_system_values(test_set, "en-de")
+    row = next(r for r in rows if (r["measure"], r["against"]) == ("chrF-refA", "wmt-z"))
+    expected = stats.pearsonr(*_given_pairs(files, "chrF-refA", "wmt-z", MT_SYSTEMS)).statistic
+    assert math.isclose(float(row["statistic"]), expected, rel_tol=1e-9)
+    assert main([*given[:4], "segment", *given[5:]]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "error: system_scores='given' is for level='system' (the study's system-level "
+        "values); got level='item'"
+    ]
 
     _break(test_set, "human-scores/de-en.mqm.seg.score", "sysA\t", "sysA\tx")
     db2 = tmp_path / "bad.duckdb"

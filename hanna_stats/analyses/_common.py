@@ -25,6 +25,9 @@ NAN_POLICIES: tuple[str, ...] = ("omit", "propagate", "raise")
 COEFFICIENTS: tuple[str, ...] = (*METHODS, "acc_eq")
 #: Kinds of automatic measures; analyses default to the paper's metrics only.
 DEFAULT_KINDS: tuple[str, ...] = ("metric",)
+#: A system's value at the system level: the mean of its items, or the value the study gives
+#: (``Study.system_values``, e.g. WMT's ``.sys.score`` files).
+SYSTEM_SCORES: tuple[str, ...] = ("mean", "given")
 
 
 def check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
@@ -66,8 +69,11 @@ def check_kinds(kinds: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(kinds)
 
 
-def criteria_cube(study: Study, kinds: tuple[str, ...], include_human: bool) -> Cube:
-    """The cube of the human criteria and the automatic measures of ``kinds``.
+def criteria_cube(
+    study: Study, kinds: tuple[str, ...], include_human: bool, system_scores: str = "mean"
+) -> Cube:
+    """The cube of the human criteria and the automatic measures of ``kinds``
+    (:func:`measures_cube`).
 
     Raises ValueError for bad ``kinds`` or a study without human criteria.
     """
@@ -79,7 +85,30 @@ def criteria_cube(study: Study, kinds: tuple[str, ...], include_human: bool) -> 
             "rows with a `rater` column; or mark them at ingest: `ingest --human MEASURE[,...]`), "
             "or use --against metrics"
         )
-    return study.cube(kinds=("human", *kinds), include_human=include_human)
+    return measures_cube(study, ("human", *kinds), include_human, system_scores)
+
+
+def measures_cube(
+    study: Study, kinds: tuple[str, ...], include_human: bool, system_scores: str = "mean"
+) -> Cube:
+    """The cube of the measures of ``kinds``: their item-level values (``system_scores="mean"``)
+    or their given system-level values as a cube (M, 1, S) (``"given"``, :meth:`Study.given_cube`:
+    its system level correlates them as they are).
+
+    Raises ValueError naming the first measure without a given value for the systems kept.
+    """
+    if system_scores == "mean":
+        return study.cube(kinds=kinds, include_human=include_human)
+    cube = study.given_cube(kinds=kinds, include_human=include_human)
+    missing = np.isnan(cube.values).all(axis=(1, 2))
+    if missing.any():
+        systems = "" if include_human else " of a system other than the human-written ones"
+        raise ValueError(
+            f"system_scores='given': measure {cube.measures[int(np.argmax(missing))]!r} has no "
+            f"given system-level value{systems} (WMT: no .sys.score file); use "
+            "system_scores='mean' (the means over items)"
+        )
+    return cube
 
 
 def correlation_matrix(
@@ -94,6 +123,7 @@ def correlation_matrix(
     criteria: bool = True,
     group_by: str = "input",
     weighting: str = "uniform",
+    system_scores: str = "mean",
 ) -> tuple[Cube, LevelCorrelationResult]:
     """Every pair of measures of one cube correlated at one level, computed once per setting.
 
@@ -102,7 +132,9 @@ def correlation_matrix(
     correlations, Williams tests, Borda counts, bootstrap point estimates and the report share
     it. ``method="acc_eq"`` gives pairwise accuracy with ties. ``group_by`` and ``weighting``
     as :func:`~hanna_stats.kernels.level_correlation` (item level: inputs or systems as groups;
-    plain or observation-count weighted mean).
+    plain or observation-count weighted mean). ``system_scores="given"`` (system level only)
+    correlates the study's given system-level values instead of the means over items
+    (:func:`measures_cube`).
 
     Returns
     -------
@@ -111,15 +143,23 @@ def correlation_matrix(
     """
     kinds = check_kinds(kinds)
     level = check_level(level)
+    check_choice("system_scores", system_scores, SYSTEM_SCORES)
+    if system_scores == "given" and level != "system":
+        raise ValueError(
+            f"system_scores='given' is for level='system' (the study's system-level values); "
+            f"got level={level!r}"
+        )
     cube = (
-        criteria_cube(study, kinds, include_human)
+        criteria_cube(study, kinds, include_human, system_scores)
         if criteria
-        else study.cube(kinds=kinds, include_human=include_human)
+        else measures_cube(study, kinds, include_human, system_scores)
     )
     variant = variant if method == "kendall" else "b"  # the others have no variant
     key = ("correlation", level, method, variant, nan_policy, include_human, kinds, criteria)
     if (group_by, weighting) != ("input", "uniform"):  # the default keeps the shared key
         key = (*key, group_by, weighting)
+    if system_scores != "mean":
+        key = (*key, system_scores)
 
     def compute() -> LevelCorrelationResult:
         options = {

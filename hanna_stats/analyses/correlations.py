@@ -10,7 +10,9 @@ Conventions (Chhun et al., 2022; see ``docs/conventions.md``):
   too): for each input (prompt), correlate two measures across the systems, then
   average over inputs. Inputs whose correlation is undefined (a constant vector) are skipped under
   ``nan_policy="omit"`` and the mean divides by the number of inputs used, reported as ``n_groups``.
-* ``level="system"``: correlate the per-system means over inputs.
+* ``level="system"``: correlate the per-system means over inputs, or, with
+  ``system_scores="given"``, the system-level values the study gives (WMT's ``.sys.score``
+  files: corpus BLEU, z-normalised DA, ...), which are in general not those means.
 * ``level="global"``: pool every item (input x system) into one correlation.
 * The human-written stories (system flagged ``is_human``) are excluded unless
   ``include_human=True``, as the paper removes them as outliers.
@@ -84,6 +86,7 @@ def correlate(
     group_by: Literal["input", "system"] = "input",
     weighting: Literal["uniform", "count"] = "uniform",
     confidence: float | None = None,
+    system_scores: Literal["mean", "given"] = "mean",
 ) -> pl.DataFrame:
     """Correlate measures with human criteria or with each other, at one aggregation level.
 
@@ -139,6 +142,12 @@ def correlate(
         Pearson at system or global level: add the Fisher z interval of each correlation at
         this level (:func:`hanna_stats.kernels.fisher_interval`, n the pairs present, as
         ``scipy.stats.pearsonr(...).confidence_interval``), columns ``ci_low, ci_high``.
+    system_scores : {"mean", "given"}
+        System level: a system's value is the mean of its items (default) or the value the
+        study gives (``Study.system_values``, e.g. WMT's ``.sys.score`` files, as
+        mt-metrics-eval's system-level correlations), for the criteria and the automatic
+        measures alike; p-values and intervals are then those of the given values. ``"given"``
+        needs ``level="system"`` and a given value of every measure correlated.
 
     Returns
     -------
@@ -158,7 +167,9 @@ def correlate(
         For a bad option; with ``nan_policy="raise"``, for an undefined correlation; with
         ``pvalue_method``, at item level or for ``method="acc_eq"`` (no p-value), for
         ``"asymptotic"`` with Pearson, and, as scipy, for ``"exact"`` on a pair with tied values
-        (Kendall, Spearman) or more than 14 pairs (Spearman), naming the pair.
+        (Kendall, Spearman) or more than 14 pairs (Spearman), naming the pair; with
+        ``system_scores="given"``, at another level than system or for a measure without a
+        given value, naming it.
 
     Examples
     --------
@@ -196,6 +207,7 @@ def correlate(
         criteria=against != "metrics",  # the metrics alone need no human criteria
         group_by=group_by,
         weighting=weighting,
+        system_scores=system_scores,
     )
     human = human_mask(cube)
     rows, cols = {

@@ -8,7 +8,7 @@ Parsers (:mod:`hanna_stats.store.hanna`, :mod:`hanna_stats.store.tidy`) turn a f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import duckdb
 import polars as pl
@@ -61,6 +61,8 @@ RATINGS = {
     "answer": pl.String,  # the raw answer text of an LLM judge's try, when given
     "row": pl.Int64,  # 1-based data row in the file, when known (named in errors)
 }
+# System-level values the study gives (WMT's .sys.score files), not means over items.
+SYSTEM_LEVEL = {"system": pl.String, "measure": pl.String, "value": pl.Float64}
 _MEASURE_ATTRIBUTES = [c for c in MEASURES if c != "name"]
 WIDE_RESERVED = ("item", "input", "system", "is_human")  # the key columns of scores_wide
 
@@ -100,6 +102,10 @@ class Batch:
     scale_policy : str
         What :func:`write_batch` does with a non-human value outside its measure's scale, unless
         the caller says otherwise (one of :data:`~hanna_stats.store.catalogue.SCALE_POLICIES`).
+    system_scores : polars.DataFrame
+        System-level values given by the study (table ``system_level_scores``; schema
+        :data:`SYSTEM_LEVEL`), for systems and measures of the batch; not checked against
+        scales. Empty by default.
     """
 
     systems: pl.DataFrame
@@ -112,11 +118,12 @@ class Batch:
     replace_measures: bool = True
     relative_positions: bool = False
     scale_policy: str = "error"
+    system_scores: pl.DataFrame = field(default_factory=lambda: frame(SYSTEM_LEVEL))
 
     @property
     def n_values(self) -> int:
-        """Number of scores plus ratings."""
-        return self.scores.height + self.ratings.height
+        """Number of scores plus ratings plus system-level values."""
+        return self.scores.height + self.ratings.height + self.system_scores.height
 
 
 def _quote_literal(text: str) -> str:
@@ -272,6 +279,16 @@ def _upsert(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
             answer = excluded.answer
         """
     )
+    con.execute(
+        """
+        INSERT INTO system_level_scores (measure_id, system_id, value)
+        SELECT m.measure_id, sy.system_id, b.value
+        FROM _hs_system_scores b
+        JOIN measures m ON m.name = b.measure
+        JOIN systems sy ON sy.name = b.system
+        ON CONFLICT (measure_id, system_id) DO UPDATE SET value = excluded.value
+        """
+    )
 
 
 #: What an ingest adds, per table: names (or keys) in the batch that the store does not hold.
@@ -290,20 +307,26 @@ _ADDED = {
                     SELECT 1 FROM ratings r JOIN items it USING (item_id)
                     JOIN measures m USING (measure_id) JOIN raters rt USING (rater_id)
                     WHERE it.name = b.item AND m.name = b.measure AND rt.name = b.rater))
+             + (SELECT count(*) FROM _hs_system_scores b WHERE NOT EXISTS (
+                    SELECT 1 FROM system_level_scores g JOIN systems sy USING (system_id)
+                    JOIN measures m USING (measure_id)
+                    WHERE sy.name = b.system AND m.name = b.measure))
     """,
 }
 
-# Stored values the batch would change: (item, measure, rater or NULL, stored, new), first by
-# item, measure and rater.
+# Stored values the batch would change: (item, system, measure, rater, stored, new), where a
+# system-level value has no item and an item's value no system; first by item (system-level
+# values last), system, measure and rater.
 _CHANGED = """
-SELECT it.name AS item, m.name AS measure, NULL AS rater, s.value AS stored, b.value AS new
+SELECT it.name AS item, NULL AS system, m.name AS measure, NULL AS rater, s.value AS stored,
+       b.value AS new
 FROM _hs_scores b
 JOIN items it ON it.name = b.item
 JOIN measures m ON m.name = b.measure
 JOIN scores s ON s.item_id = it.item_id AND s.measure_id = m.measure_id
 WHERE s.value IS DISTINCT FROM b.value
 UNION ALL
-SELECT it.name, m.name, rt.name, r.score, b.score
+SELECT it.name, NULL, m.name, rt.name, r.score, b.score
 FROM _hs_ratings b
 JOIN items it ON it.name = b.item
 JOIN measures m ON m.name = b.measure
@@ -311,7 +334,14 @@ JOIN raters rt ON rt.name = b.rater
 JOIN ratings r ON r.item_id = it.item_id AND r.measure_id = m.measure_id
                   AND r.rater_id = rt.rater_id
 WHERE r.score IS DISTINCT FROM b.score
-ORDER BY item, measure, rater NULLS FIRST
+UNION ALL
+SELECT NULL, sy.name, m.name, NULL, g.value, b.value
+FROM _hs_system_scores b
+JOIN systems sy ON sy.name = b.system
+JOIN measures m ON m.name = b.measure
+JOIN system_level_scores g ON g.system_id = sy.system_id AND g.measure_id = m.measure_id
+WHERE g.value IS DISTINCT FROM b.value
+ORDER BY item NULLS LAST, system, measure, rater NULLS FIRST
 """
 
 
@@ -349,10 +379,11 @@ def _check_replacements(con: duckdb.DuckDBPyConnection, source: Source, replace:
     """The number of stored values the batch changes; refused unless ``replace``."""
     changed = con.execute(f"SELECT count(*) FROM ({_CHANGED})").fetchall()[0][0]
     if changed and not replace:
-        item, measure, rater, stored, new = con.execute(f"{_CHANGED} LIMIT 1").fetchall()[0]
+        item, system, measure, rater, stored, new = con.execute(f"{_CHANGED} LIMIT 1").fetchall()[0]
+        at = f"item {item!r}" if item is not None else f"system-level value of system {system!r}"
         by = f", rater {rater!r}" if rater is not None else ""
         raise source.error(
-            f"would replace {changed:,} value(s) already in the store (first: item {item!r}, "
+            f"would replace {changed:,} value(s) already in the store (first: {at}, "
             f"measure {measure!r}{by}: {stored!r} -> {new!r}); pass --replace to replace them"
         )
     return changed
@@ -419,6 +450,7 @@ def write_batch(
         "_hs_raters": batch.raters,
         "_hs_scores": batch.scores,
         "_hs_ratings": batch.ratings,
+        "_hs_system_scores": batch.system_scores,
     }
     for name, df in frames.items():
         con.register(name, df)

@@ -415,9 +415,10 @@ def ingest_wmt(
     """Ingest one language pair of a WMT test set in MTME's folder layout.
 
     See :mod:`hanna_stats.store.wmt` for the files read and the mapping: inputs are segments
-    (``en-de:17``), items (segment, system), measures the segment-level human scores (kind
-    ``human``, e.g. ``mqm``) and metric scores (kind ``metric``, e.g. ``BLEU-refA``). The study
-    is named after the folder and the pair, e.g. ``wmt23 en-de``.
+    (``en-de:17``), items (segment, system), measures the human scores (kind ``human``, e.g.
+    ``mqm``) and metric scores (kind ``metric``, e.g. ``BLEU-refA``): segment-level values, and
+    the system-level ones as given (table ``system_level_scores``). The study is named after the
+    folder and the pair, e.g. ``wmt23 en-de``.
 
     Parameters
     ----------
@@ -435,8 +436,8 @@ def ingest_wmt(
     Returns
     -------
     IngestSummary
-        n_values = segment-level score lines (``None`` included, stored as missing). The same
-        files ingested again with the same ``lp`` and ``ref`` are skipped.
+        n_values = segment- and system-level score lines (``None`` included, stored as
+        missing). The same files ingested again with the same ``lp`` and ``ref`` are skipped.
 
     Raises
     ------

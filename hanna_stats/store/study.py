@@ -1,11 +1,12 @@
 """The Study: everything one store holds, loaded once, for every analysis.
 
 :func:`load_study` reads a store in a handful of queries (the measure x input x system cube of
-every measure and system, the catalogue, the rater-level ratings of the human criteria, the
-systems, and the overview tables); :func:`open_study` does it from a store file, a HANNA folder
-or a tidy file in one call. The analyses (:mod:`hanna_stats.analyses`) take a Study and never
-touch SQL; results they compute more than once (a correlation matrix for one setting, the paired
-bootstrap of one seed) are memoised on it with :meth:`Study.memo`.
+every measure and system, the system-level values the study gives, the catalogue, the
+rater-level ratings of the human criteria, the systems, and the overview tables);
+:func:`open_study` does it from a store file, a HANNA folder or a tidy file in one call. The
+analyses (:mod:`hanna_stats.analyses`) take a Study and never touch SQL; results they compute
+more than once (a correlation matrix for one setting, the paired bootstrap of one seed) are
+memoised on it with :meth:`Study.memo`.
 """
 
 from __future__ import annotations
@@ -57,6 +58,23 @@ UNION ALL SELECT m, -1, -1, NULL, name, NULL FROM ms
 UNION ALL SELECT -1, g, -1, NULL, name, NULL FROM gs
 UNION ALL SELECT -1, -1, s, NULL, name, is_human FROM ss
 """
+
+# The system-level values the study gives (view given_system_scores), in catalogue order, then
+# store order. A store written before table system_level_scores existed, opened read-only, has
+# neither the table nor the view: it gives none.
+_GIVEN = """
+SELECT measure, kind, measure_position, system, is_human, system_position, value
+FROM given_system_scores
+"""
+GIVEN_SCHEMA = {
+    "measure": pl.String,
+    "kind": pl.String,
+    "measure_position": pl.Int32,
+    "system": pl.String,
+    "is_human": pl.Boolean,
+    "system_position": pl.Int32,
+    "value": pl.Float64,
+}
 
 _MEASURES = """
 SELECT name AS measure, kind, coalesce(family, '') AS family, reference_based, symbol,
@@ -160,6 +178,13 @@ class Study:
         Axis 1 and 2, in store order (position, then name).
     is_human : numpy.ndarray
         Shape (S,), bool: systems flagged human-written (HANNA: ``Human``).
+    system_values : polars.DataFrame
+        The system-level values the study gives (table ``system_level_scores``, e.g. WMT's
+        ``.sys.score`` files), not computed from items: ``measure, kind, measure_position,
+        system, is_human, system_position, value`` (null: missing), one row per measure and
+        system, in catalogue order, then store order (positions, then names); empty for most
+        studies. A measure or system may have these and no item-level value, and is then in no
+        other attribute. :meth:`given_cube` selects.
     catalogue : polars.DataFrame
         One row per measure of axis 0, same order: ``measure, kind, family, reference_based,
         symbol, abbreviation, criterion, variant, judge, scale, scale_min, scale_max, position``
@@ -189,6 +214,7 @@ class Study:
     inputs: tuple[str, ...]
     systems: tuple[str, ...]
     is_human: np.ndarray
+    system_values: pl.DataFrame
     catalogue: pl.DataFrame
     ratings: pl.DataFrame
     scale_checks: pl.DataFrame
@@ -273,6 +299,71 @@ class Study:
             key = ("cube", "kinds", tuple(kinds), include_human)
         return self.memo(key, lambda: self._select(kinds, include_human, measures))
 
+    def given_cube(
+        self, *, kinds: tuple[str, ...] = ("human", "metric"), include_human: bool = False
+    ) -> Cube:
+        """The given system-level values (:attr:`system_values`) as a cube, memoised.
+
+        Parameters
+        ----------
+        kinds : tuple of str
+            Measure kinds to keep.
+        include_human : bool
+            Keep the human-written systems.
+
+        Returns
+        -------
+        Cube
+            Shape (M, 1, S): the measures of ``kinds`` with item-level or given values, in
+            catalogue order, NaN where one has no given value; one input, named ``given``; the
+            systems with a given value of one of these measures, in store order. Its system
+            level (the mean over its one input) is the given values as they are.
+
+        Raises
+        ------
+        ValueError
+            If no measure of ``kinds`` has a given value for the systems kept.
+        """
+        key = ("given cube", tuple(kinds), include_human)
+        return self.memo(key, lambda: self._given(list(kinds), include_human))
+
+    def _given(self, kinds, include_human) -> Cube:
+        given = self.system_values.filter(
+            pl.col("kind").is_in(kinds)
+            & (include_human | ~pl.col("is_human"))
+            & pl.col("value").is_not_null()
+        )
+        measures = (
+            pl.concat(
+                [
+                    self.catalogue.select("measure", "kind", pl.col("position").cast(pl.Int64)),
+                    given.select("measure", "kind", pl.col("measure_position").alias("position")),
+                ],
+                how="vertical_relaxed",
+            )
+            .filter(pl.col("kind").is_in(kinds))
+            .unique("measure", keep="first")
+            .sort("position", "measure", nulls_last=True)
+        )
+        systems = given.unique("system").sort("system_position", "system", nulls_last=True)
+        if systems.is_empty():
+            raise ValueError(
+                f"no given system-level values of the measures of kinds {kinds} for the systems "
+                "kept (WMT: the .sys.score files)"
+            )
+        m_code = {name: k for k, name in enumerate(measures["measure"])}
+        s_code = {name: k for k, name in enumerate(systems["system"])}
+        values = np.full((len(m_code), 1, len(s_code)), np.nan)
+        for measure, system, value in given.select("measure", "system", "value").iter_rows():
+            values[m_code[measure], 0, s_code[system]] = value
+        return Cube(
+            values=values,
+            measures=measures["measure"].to_list(),
+            kinds=measures["kind"].to_list(),
+            inputs=["given"],
+            systems=systems["system"].to_list(),
+        )
+
     def _select(self, kinds, include_human, measures) -> Cube:
         if measures is None:
             m_idx = np.flatnonzero(np.isin(np.asarray(self.kinds), list(kinds)))
@@ -332,6 +423,10 @@ def load_study(con: duckdb.DuckDBPyConnection) -> Study:
     values = np.full((m.max() + 1, g.max() + 1, s.max() + 1), np.nan)
     values[m[data], g[data], s[data]] = np.ma.getdata(rows["value"])[data].astype(np.float64)
     systems = axis(s)
+    has_given = con.execute(
+        "SELECT count(*) FROM duckdb_views() WHERE view_name = 'given_system_scores'"
+    ).fetchall()[0][0]
+    given = con.sql(_GIVEN).pl() if has_given else pl.DataFrame(schema=GIVEN_SCHEMA)
     return Study(
         values=values,
         measures=measures,
@@ -339,6 +434,7 @@ def load_study(con: duckdb.DuckDBPyConnection) -> Study:
         inputs=tuple(str(x) for x in names[axis(g)]),
         systems=tuple(str(x) for x in names[systems]),
         is_human=np.array([bool(h) for h in np.ma.getdata(rows["is_human"])[systems]]),
+        system_values=given,
         catalogue=catalogue,
         ratings=con.sql(_RATINGS).pl(),
         scale_checks=con.sql(_SCALE_CHECKS).pl(),

@@ -10,7 +10,9 @@ language pair ``LP`` (e.g. ``en-de``) this module reads:
 - ``human-scores/LP.NAME.seg.score`` (``NAME`` e.g. ``mqm``, ``da-sqm``, ``wmt-raw``) and
   ``metric-scores/LP/METRIC-REF.seg.score`` (``REF``: the reference(s) used, ``src`` for none):
   lines ``SYSTEM SCORE`` (separated by blanks), for each system one score per segment in
-  segment order; ``None`` is a missing score.
+  segment order; ``None`` is a missing score;
+- ``human-scores/LP.NAME.sys.score`` and ``metric-scores/LP/METRIC-REF.sys.score``: the
+  system-level scores, the same lines with one score per system.
 
 Lines are read as MTME reads them: universal newlines, trailing whitespace removed, and MTME's
 ``[No translation supplied]`` is a missing text. Only the ``.txt`` forms of sources, references
@@ -28,19 +30,23 @@ has several):
   reference the line of the standard reference;
 - a human score file is a measure of kind ``human`` named ``NAME``; a metric file a measure of
   kind ``metric`` named ``METRIC-REF`` (e.g. ``BLEU-refA``; reference-based unless ``REF`` is
-  ``src``). All are continuous without bounds (MQM scores are negative); ``source_name`` is the
-  file's path in the test set. Human scores come first, each kind ordered by name;
-- a value is one line of a score file; ``None`` is stored as missing.
+  ``src``). A measure with a ``.seg.score`` file, a ``.sys.score`` file or both is one measure.
+  All are continuous without bounds (MQM scores are negative); ``source_name`` is the path in
+  the test set of its ``.seg.score`` file, else of its ``.sys.score`` file. Human scores come
+  first, each kind ordered by name;
+- a value is one line of a ``.seg.score`` file (an item's score); ``None`` is stored as missing;
+- a **system-level value** is one line of a ``.sys.score`` file, stored as given (table
+  ``system_level_scores``; ``None`` missing): WMT's system-level scores are in general not the
+  mean of the segment scores (corpus BLEU, z-normalised DA, MQM over the rated segments), so the
+  store keeps them beside the items, and ``correlate --system-scores given`` correlates them
+  (the default, ``mean``, takes a system's value as the mean of its items).
 
 The standard reference is not in the folder (MTME's meta-info names it: ``refA`` for most pairs,
 ``refB`` e.g. for wmt23 he-en): ``ref`` chooses it, and may be left out when the pair has one
 reference.
 
-Only segment-level scores are read. System-, domain- and document-level files
-(``*.sys.score`` ...) are not stored: the store keeps item-level values and takes a system's
-value as the mean of its items, whereas WMT's system-level human scores are not that mean in
-general (e.g. z-normalised DA). ``documents/``, ``metadata/`` and ``*.rating`` files are not read
-either.
+Domain- and document-level score files, ``documents/``, ``metadata/`` and ``*.rating`` files are
+not read.
 
 The ingest's checksum is the SHA-256 of a manifest: the language pair and standard reference,
 then ``SHA256  PATH`` for every file read, sorted by path; the same files ingested again with the
@@ -63,6 +69,7 @@ from hanna_stats.store.source import Source, read_source
 #: The folders of an MTME test set that the ingest needs.
 FOLDERS = ("sources", "references", "system-outputs", "human-scores", "metric-scores")
 SEG_SCORE = ".seg.score"
+SYS_SCORE = ".sys.score"
 NO_TRANSLATION = "[No translation supplied]"
 
 
@@ -78,7 +85,8 @@ class TestSetSource(Source):
 
     ``path`` is the test-set folder, ``data`` the manifest (see the module) and ``sha256`` its
     hash. The other attributes hold the files read, by role (references, system outputs and score
-    files keyed by their name).
+    files keyed by their name; ``human``/``metrics`` the segment-level score files,
+    ``human_system``/``metric_system`` the system-level ones).
     """
 
     lp: str
@@ -88,6 +96,8 @@ class TestSetSource(Source):
     outputs: dict[str, Source]
     human: dict[str, Source]
     metrics: dict[str, Source]
+    human_system: dict[str, Source]
+    metric_system: dict[str, Source]
 
     @property
     def name(self) -> str:
@@ -166,6 +176,8 @@ def read_test_set(
         "outputs": outputs,
         "human": _named(root / "human-scores", f"{lp}.", SEG_SCORE),
         "metrics": _named(root / "metric-scores" / lp, "", SEG_SCORE),
+        "human_system": _named(root / "human-scores", f"{lp}.", SYS_SCORE),
+        "metric_system": _named(root / "metric-scores" / lp, "", SYS_SCORE),
     }
     read = {role: {n: read_source(p) for n, p in named.items()} for role, named in files.items()}
     manifest = f"language pair {lp}, standard reference {ref}\n" + "".join(
@@ -187,6 +199,8 @@ def read_test_set(
         read["outputs"],
         read["human"],
         read["metrics"],
+        read["human_system"],
+        read["metric_system"],
     )
 
 
@@ -210,10 +224,8 @@ def _texts(source: Source, n: int, sources: Source) -> list[str | None]:
     return [None if line == NO_TRANSLATION else line for line in lines]
 
 
-def _scores(ts: TestSetSource, source: Source, n: int) -> dict[str, list[float | None]]:
-    """A segment-level score file: per system, its ``n`` scores in segment order."""
-    scores: dict[str, list[float | None]] = {}
-    last: dict[str, int] = {}
+def _score_lines(ts: TestSetSource, source: Source):
+    """The lines ``SYSTEM SCORE`` of a score file as ``(row, system, score or None)``."""
     for row, line in enumerate(_lines(source), start=1):
         fields = line.split()
         if len(fields) != 2:
@@ -233,6 +245,24 @@ def _scores(ts: TestSetSource, source: Source, n: int) -> dict[str, list[float |
             raise source.error(
                 f"expected a finite number or None, got {text!r}", row=row, column="score"
             )
+        yield row, system, value
+
+
+def _system_scores(ts: TestSetSource, source: Source) -> dict[str, float | None]:
+    """A system-level score file: each system's one score."""
+    scores: dict[str, float | None] = {}
+    for row, system, value in _score_lines(ts, source):
+        if system in scores:
+            raise source.error(f"system {system!r} has more than one score", row=row)
+        scores[system] = value
+    return scores
+
+
+def _scores(ts: TestSetSource, source: Source, n: int) -> dict[str, list[float | None]]:
+    """A segment-level score file: per system, its ``n`` scores in segment order."""
+    scores: dict[str, list[float | None]] = {}
+    last: dict[str, int] = {}
+    for row, system, value in _score_lines(ts, source):
         values = scores.setdefault(system, [])
         values.append(value)
         last[system] = row
@@ -260,20 +290,27 @@ def parse_test_set(ts: TestSetSource) -> b.Batch:
         Naming the file, line and field: a reference or output whose number of lines differs
         from the source's; in a score file, a line that is not ``SYSTEM SCORE``, a system
         without an output file, a score that is neither a finite number nor ``None``, a system
-        with more or fewer scores than segments; a bad UTF-8 byte; a metric file not named
-        ``METRIC-REF.seg.score``; a human and a metric measure of the same name, or a measure
-        named like a key column of ``scores_wide``.
+        with more or fewer scores than segments (a ``.sys.score`` file: more than one score); a
+        bad UTF-8 byte; a metric file not named ``METRIC-REF.seg.score`` (``.sys.score``); a
+        human and a metric measure of the same name, or a measure named like a key column of
+        ``scores_wide``.
     """
     lp, root = ts.lp, ts.path
     sources = _lines(ts.sources)
     n = len(sources)
     refs = {name: _texts(s, n, ts.sources) for name, s in ts.references.items()}
     outputs = {name: _texts(s, n, ts.sources) for name, s in ts.outputs.items()}
-    measures = [(name, HUMAN, None, s) for name, s in ts.human.items()]
-    for name, s in ts.metrics.items():
+    # A measure's source: its segment-level file, else its system-level one.
+    human = ts.human_system | ts.human
+    metrics = ts.metric_system | ts.metrics
+    measures = [(name, HUMAN, None, human[name]) for name in sorted(human)]
+    for name in sorted(metrics):
         if "-" not in name:
-            raise s.error("expected a metric file named METRIC-REF.seg.score (e.g. BLEU-refA)")
-        measures.append((name, METRIC, name.rsplit("-", 1)[1] != "src", s))
+            raise metrics[name].error(
+                "expected a metric file named METRIC-REF.seg.score or METRIC-REF.sys.score "
+                "(e.g. BLEU-refA)"
+            )
+        measures.append((name, METRIC, name.rsplit("-", 1)[1] != "src", metrics[name]))
     seen: dict[str, Source] = {}
     for name, _, _, s in measures:
         if name in seen:
@@ -282,7 +319,10 @@ def parse_test_set(ts: TestSetSource) -> b.Batch:
         if name in b.WIDE_RESERVED:
             raise s.error(f"measure name {name!r} is reserved (a key column of scores_wide)")
         seen[name] = s
-    values = {name: _scores(ts, s, n) for name, _, _, s in measures}
+    values = {name: _scores(ts, s, n) for name, s in (ts.human | ts.metrics).items()}
+    given = {
+        name: _system_scores(ts, s) for name, s in (ts.human_system | ts.metric_system).items()
+    }
 
     systems = list(outputs)
     inputs = [f"{lp}:{i}" for i in range(n)]
@@ -328,4 +368,8 @@ def parse_test_set(ts: TestSetSource) -> b.Batch:
         ratings=b.frame(b.RATINGS),
         replace_measures=False,
         relative_positions=True,
+        system_scores=b.frame(
+            b.SYSTEM_LEVEL,
+            [(system, measure, v) for measure, by in given.items() for system, v in by.items()],
+        ),
     )
