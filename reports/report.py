@@ -40,7 +40,8 @@ def build_report(study: Study, settings: ReportSettings) -> list[Section]:
 def _intro(settings: ReportSettings) -> str:
     return (
         "Meta-evaluation of automatic metrics against human criteria, following Chhun et al. "
-        "(COLING 2022, the HANNA benchmark). Every chart works offline; every table is also "
+        "(COLING 2022, the HANNA benchmark); the figure and table numbers in titles are that "
+        "paper's. Every chart works offline; every table is also "
         "written as CSV and Parquet by --tables DIR. Automatic measures analysed: kinds "
         f"{', '.join(settings.kinds)}; seed {settings.seed}; B = {settings.resamples}."
     )

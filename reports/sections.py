@@ -596,6 +596,57 @@ def borda(ctx: Context) -> Section:
     return section
 
 
+def tie_calibration(ctx: Context) -> Section:
+    """Pairwise accuracy with tie calibration (Deutsch, Foster and Freitag 2023), as the WMT
+    metrics tasks report it."""
+    section = Section(
+        "ties",
+        "Pairwise accuracy with tie calibration",
+        "acc_eq is the share of pairs of systems (within each input at the item level) that a "
+        "metric orders as the human criterion does, ties included: a metric ties a pair when its "
+        "scores differ by at most epsilon, the epsilon that maximises its accuracy (Deutsch, "
+        "Foster and Freitag 2023, \"Ties Matter\"; the WMT metrics tasks' statistic). Bars: mean "
+        "over the criteria.",
+        {"statistic": "acc_eq", "item level": "pairs within each input", "epsilon": "per metric"},
+    )
+    why = ctx.missing(criteria=True, metrics=True, systems=3)
+    if why:
+        return _absent(section, why)
+    frame = pl.concat(
+        [
+            an.calibrated_accuracy(ctx.study, level=level, kinds=ctx.settings.kinds)
+            for level in ITEM_SYSTEM_LEVELS
+        ]
+    )
+    means = frame.group_by("level", "measure", maintain_order=True).agg(
+        pl.col("statistic").mean().alias("mean_acc_eq")
+    )
+    for level in ITEM_SYSTEM_LEVELS:
+        top = means.filter(pl.col("level") == level).sort(
+            "mean_acc_eq", "measure", descending=[True, False]
+        )
+        section.blocks.append(
+            Chart(
+                charts.bar_scores(
+                    ctx.shown(top.head(15)),
+                    name=f"acc_eq_{level}",
+                    x="mean_acc_eq",
+                    y="measure",
+                    title=f"Top 15 metrics by tie-calibrated acc_eq, {ctx.level_name(level)} level",
+                )
+            )
+        )
+    section.blocks.append(
+        Table(
+            "tie_calibration",
+            ctx.shown(frame.select("measure", "against", "level", "statistic", "epsilon")),
+            "Tie-calibrated pairwise accuracy per metric and criterion",
+            max_rows=20,
+        )
+    )
+    return section
+
+
 #: Levels of the criterion-matched view of the LLM judges (system first, as Chhun et al. 2024),
 #: and those of their Williams tests against the best metric.
 JUDGE_LEVELS: tuple[str, ...] = ("system", "global", "item")
@@ -807,5 +858,6 @@ SECTIONS: tuple[Callable[[Context], Section], ...] = (
     top_k,
     williams,
     borda,
+    tie_calibration,
     llm_judges,
 )

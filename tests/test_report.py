@@ -35,6 +35,7 @@ SECTION_IDS = [
     "topk",
     "williams",
     "borda",
+    "ties",
     "llm-judges",
 ]
 
@@ -61,9 +62,9 @@ def test_page_has_every_section_with_how_to_read_and_settings(hanna_report):
     assert "tie rule <code>average</code>" in text
     assert "correction <code>none</code>" in text
     # 12 charts: means, violins, inter-criteria, 2 metric-criteria, metric-metric, pairwise,
-    # top-k, Williams, 2 Borda, LLM judges.
-    assert len(re.findall(r'<div class="chart" id="chart-\d+">', text)) == 12
-    assert len(re.findall(r'vegaEmbed\("#chart-\d+"', text)) == 12
+    # top-k, Williams, 2 Borda, 2 tie calibration, LLM judges.
+    assert len(re.findall(r'<div class="chart" id="chart-\d+">', text)) == 14
+    assert len(re.findall(r'vegaEmbed\("#chart-\d+"', text)) == 14
 
 
 def test_page_loads_nothing_from_the_network(hanna_report):
@@ -109,6 +110,44 @@ def test_top_metrics_table_reproduces_tab5(hanna_report):
         assert rows["measure"].to_list() == [m for m, _ in expected]
         got = [_paper_round(100 * v) for v in rows["abs_statistic"]]
         assert got == [v for _, v in expected]
+
+
+def _calibrated_acc_eq(h, m):
+    """Brute force: acc_eq of metric scores ``m`` against human scores ``h`` (one group) at every
+    candidate epsilon (0 and each |difference| of the metric), the largest value."""
+    i, j = np.triu_indices(len(h), 1)
+    dh, dm = h[i] - h[j], m[i] - m[j]
+    best = 0.0
+    for eps in {0.0, *np.abs(dm).tolist()}:
+        tie_m = np.abs(dm) <= eps
+        agree = np.where(dh == 0, tie_m, ~tie_m & (np.sign(dh) == np.sign(dm)))
+        best = max(best, agree.mean())
+    return best
+
+
+@pytest.mark.parametrize(("measure", "criterion"), [("BLEU", "Coherence"), ("chrF", "Empathy")])
+def test_tie_calibration_table_by_brute_force(hanna_report, hanna_study, measure, criterion):
+    table = pl.read_csv(hanna_report[1] / "tie_calibration.csv")
+    rows = table.filter((pl.col("measure") == measure) & (pl.col("against") == criterion))
+    assert sorted(rows["level"]) == ["story", "system"]
+    position = {m: k for k, m in enumerate(hanna_study.measures)}
+    keep = ~np.asarray(hanna_study.is_human)
+    h = hanna_study.values[position[criterion]][:, keep]  # inputs x systems
+    m = hanna_study.values[position[measure]][:, keep]
+    system = rows.filter(pl.col("level") == "system")["statistic"][0]
+    assert system == pytest.approx(_calibrated_acc_eq(h.mean(axis=0), m.mean(axis=0)), abs=1e-12)
+    # Item level: one epsilon shared by all inputs, the mean over inputs of each input's acc_eq.
+    story = rows.filter(pl.col("level") == "story")
+    eps = story["epsilon"][0]
+    i, j = np.triu_indices(h.shape[1], 1)
+    dh, dm = h[:, i] - h[:, j], m[:, i] - m[:, j]
+    tie_m = np.abs(dm) <= eps
+    agree = np.where(dh == 0, tie_m, ~tie_m & (np.sign(dh) == np.sign(dm)))
+    assert story["statistic"][0] == pytest.approx(agree.mean(axis=1).mean(), abs=1e-12)
+    for other in {0.0, *np.abs(dm).ravel().tolist()}:  # no candidate epsilon does better
+        tie = np.abs(dm) <= other
+        better = np.where(dh == 0, tie, ~tie & (np.sign(dh) == np.sign(dm))).mean(axis=1).mean()
+        assert better <= story["statistic"][0] + 1e-12
 
 
 def test_borda_table_reproduces_tab6_story_level(hanna_report):
@@ -351,7 +390,7 @@ def test_generic_study_without_criteria_says_what_is_missing(tmp_path):
     ingest_tidy(con, _tidy_study(tmp_path / "study.csv", n_systems=3, raters=False))
     out = write_report(load_study(con), tmp_path / "study.html", ReportSettings(resamples=20))
     text = out.read_text(encoding="utf-8")
-    assert text.count("Not computed for this study: it has no human criteria") == 7
+    assert text.count("Not computed for this study: it has no human criteria") == 8
     assert len(re.findall(r"<div class=\"chart\"", text)) == 1  # metric-metric only
 
 
@@ -463,7 +502,7 @@ def test_report_renders_in_headless_chromium(hanna_report, tmp_path):
             browser.close()
     assert errors == []
     assert outside == []
-    assert len(sizes) == n_charts == 12
+    assert len(sizes) == n_charts == 14
     assert all(w > 50 and h > 50 for w, h in sizes), sizes
     assert marks > 5000  # heatmap cells, violins, lines: the data were drawn
     assert shot.stat().st_size > 100_000

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import polars as pl
 
 from hanna_stats.kernels import LevelCorrelationResult, level_correlation, pairwise_accuracy
 from hanna_stats.store import AUTOMATIC_KINDS, Cube, Study
@@ -178,3 +179,26 @@ def correlation_matrix(
 def human_mask(cube: Cube) -> np.ndarray:
     """Boolean mask of the human criteria along the cube's measure axis."""
     return np.asarray(cube.kinds) == "human"
+
+
+def ordered_pairs_frame(
+    names: list[str],
+    schema: dict,
+    *,
+    constants: dict,
+    per_measure: dict,
+    per_pair: dict,
+) -> pl.DataFrame:
+    """One row per ordered pair ``(a, b)``, ``a != b``, of ``names`` (row-major), as ``schema``.
+
+    Columns: ``measure_a, measure_b``; each of ``constants`` repeated; ``{key}_a, {key}_b`` from
+    each (M,) array of ``per_measure``; each (M, M) array of ``per_pair`` at ``[a, b]``.
+    """
+    a, b = np.nonzero(~np.eye(len(names), dtype=bool))
+    measures = np.asarray(names, dtype=object)
+    columns = {"measure_a": measures[a].tolist(), "measure_b": measures[b].tolist()}
+    columns |= {key: [value] * len(a) for key, value in constants.items()}
+    for key, values in per_measure.items():
+        columns[f"{key}_a"], columns[f"{key}_b"] = np.asarray(values)[a], np.asarray(values)[b]
+    columns |= {key: np.asarray(values)[a, b] for key, values in per_pair.items()}
+    return pl.DataFrame({key: columns[key] for key in schema}, schema=schema)

@@ -27,6 +27,7 @@ from hanna_stats.analyses._common import (
     check_level,
     criteria_cube,
     human_mask,
+    ordered_pairs_frame,
 )
 from hanna_stats.kernels import (
     TIE_STATISTICS,
@@ -134,6 +135,24 @@ def _criterion_cube(
     return criterion, names, study.cube(measures=[*names, criterion], include_human=include_human)
 
 
+#: Columns of :func:`calibrated_comparison`.
+CALIBRATED_COMPARISON_SCHEMA = {
+    "criterion": pl.String,
+    "level": pl.String,
+    "method": pl.String,
+    "measure_a": pl.String,
+    "measure_b": pl.String,
+    "stat_a": pl.Float64,
+    "stat_b": pl.Float64,
+    "epsilon_a": pl.Float64,
+    "epsilon_b": pl.Float64,
+    "delta": pl.Float64,
+    "pvalue": pl.Float64,
+    "permutations": pl.Int64,
+    "seed": pl.Int64,
+}
+
+
 def calibrated_comparison(
     study: Study,
     *,
@@ -177,26 +196,18 @@ def calibrated_comparison(
         group_by=group_by,
         swap=swap,
     )
-    a, b = np.nonzero(~np.eye(len(names), dtype=bool))
-    measures = np.asarray(names, dtype=object)
-    n = len(a)
-    return pl.DataFrame(
-        {
-            "criterion": [criterion] * n,
-            "level": [level] * n,
-            "method": [statistic] * n,
-            "measure_a": measures[a].tolist(),
-            "measure_b": measures[b].tolist(),
-            "stat_a": res.statistic[a],
-            "stat_b": res.statistic[b],
-            "epsilon_a": res.epsilon[a],
-            "epsilon_b": res.epsilon[b],
-            "delta": res.delta[a, b],
-            "pvalue": res.pvalue[a, b],
-            "permutations": [int(permutations)] * n,
-            "seed": [seed] * n,
+    return ordered_pairs_frame(
+        names,
+        CALIBRATED_COMPARISON_SCHEMA,
+        constants={
+            "criterion": criterion,
+            "level": level,
+            "method": statistic,
+            "permutations": int(permutations),
+            "seed": seed,
         },
-        schema_overrides={"seed": pl.Int64},
+        per_measure={"stat": res.statistic, "epsilon": res.epsilon},
+        per_pair={"delta": res.delta, "pvalue": res.pvalue},
     )
 
 

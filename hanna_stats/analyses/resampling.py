@@ -27,6 +27,7 @@ from hanna_stats.analyses._common import (
     check_level,
     correlation_matrix,
     human_mask,
+    ordered_pairs_frame,
 )
 from hanna_stats.kernels import CI_METHODS, RESAMPLE, bootstrap_ci, permutation_test_pairs
 from hanna_stats.store import Study
@@ -176,6 +177,25 @@ def correlation_ci(
     )
 
 
+#: Columns of :func:`permutation_test`.
+PERMUTATION_SCHEMA = {
+    "criterion": pl.String,
+    "level": pl.String,
+    "method": pl.String,
+    "unit": pl.String,
+    "measure_a": pl.String,
+    "measure_b": pl.String,
+    "r_a": pl.Float64,
+    "r_b": pl.Float64,
+    "delta": pl.Float64,
+    "pvalue": pl.Float64,
+    "permutations": pl.Int64,
+    "seed": pl.Int64,
+    "n_drawn": pl.Int64,
+    "n_valid": pl.Int64,
+}
+
+
 def permutation_test(
     study: Study,
     *,
@@ -259,41 +279,22 @@ def permutation_test(
         stop_alpha=stop_alpha,
         progress=progress,
     )
-    m = len(names)
-    a, b = np.nonzero(~np.eye(m, dtype=bool))
-    measures = np.asarray(names, dtype=object)
-    n = len(a)
-    return pl.DataFrame(
-        {
-            "criterion": [criterion] * n,
-            "level": [level] * n,
-            "method": [method] * n,
-            "unit": [unit] * n,
-            "measure_a": measures[a].tolist(),
-            "measure_b": measures[b].tolist(),
-            "r_a": res.statistic[a],
-            "r_b": res.statistic[b],
-            "delta": res.delta[a, b],
-            "pvalue": res.pvalue[a, b],
-            "permutations": [int(permutations)] * n,
-            "seed": [seed] * n,
-            "n_drawn": res.n_drawn[a, b],
-            "n_valid": res.n_valid[a, b],
+    return ordered_pairs_frame(
+        names,
+        PERMUTATION_SCHEMA,
+        constants={
+            "criterion": criterion,
+            "level": level,
+            "method": method,
+            "unit": unit,
+            "permutations": int(permutations),
+            "seed": seed,
         },
-        schema={
-            "criterion": pl.String,
-            "level": pl.String,
-            "method": pl.String,
-            "unit": pl.String,
-            "measure_a": pl.String,
-            "measure_b": pl.String,
-            "r_a": pl.Float64,
-            "r_b": pl.Float64,
-            "delta": pl.Float64,
-            "pvalue": pl.Float64,
-            "permutations": pl.Int64,
-            "seed": pl.Int64,
-            "n_drawn": pl.Int64,
-            "n_valid": pl.Int64,
+        per_measure={"r": res.statistic},
+        per_pair={
+            "delta": res.delta,
+            "pvalue": res.pvalue,
+            "n_drawn": res.n_drawn,
+            "n_valid": res.n_valid,
         },
     )
