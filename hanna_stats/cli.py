@@ -41,22 +41,15 @@ if TYPE_CHECKING:
     from hanna_stats.store import Study
 
 FORMATS = ("table", "csv", "json")
-#: Ingest formats -> function of :mod:`hanna_stats.store`.
-INGESTERS = {
-    "hanna-metric-scores": "ingest_hanna_metric_scores",
-    "hanna-llm": "ingest_hanna_llm",
-    "hanna-annotations": "ingest_hanna_annotations",
-    "tidy": "ingest_tidy",
-    "summeval": "ingest_summeval",
-    "wmt": "ingest_wmt",
-}
-_HANNA_FILE_FORMATS = {
-    "hanna_metric_scores.csv": "hanna-metric-scores",
-    "hanna_metric_scores_llm.csv": "hanna-llm",
-    "hanna_stories_annotations.csv": "hanna-annotations",
-}
-#: Files of this suffix are SummEval's annotations (``model_annotations.aligned.jsonl``).
-_SUMMEVAL_SUFFIX = ".jsonl"
+#: Formats of ``ingest --format`` (:data:`hanna_stats.store.ingest.FILE_INGESTERS` and ``wmt``).
+INGEST_FORMATS = (
+    "hanna-metric-scores",
+    "hanna-llm",
+    "hanna-annotations",
+    "tidy",
+    "summeval",
+    "wmt",
+)
 NO_RATINGS = (
     "note: the store holds no rater-level ratings; ingest hanna_metric_scores_llm.csv "
     "(judge slots) or the raw annotations file to compute agreement"
@@ -324,7 +317,7 @@ def _commands() -> tuple[Command, ...]:
             (
                 opt("paths", nargs="+", type=Path, metavar="PATH", keyword=False),
                 opt("--db", type=Path, required=True, help="store file (created if missing)"),
-                opt("--format", choices=("auto", *INGESTERS), default="auto", keyword=False),
+                opt("--format", choices=("auto", *INGEST_FORMATS), default="auto", keyword=False),
                 opt("--human-system", help="tidy files: the system holding human references"),
                 opt(
                     "--human",
@@ -968,7 +961,7 @@ def _cmd_fetch(command: Command, args: argparse.Namespace) -> int:
 
 def _cmd_ingest(command: Command, args: argparse.Namespace) -> int:
     import hanna_stats.store as store
-    from hanna_stats.store.wmt import is_test_set
+    from hanna_stats.store.ingest import FILE_INGESTERS, FORMAT_HANNA_DIR, FORMAT_WMT, detect_format
 
     for path in args.paths:  # before the store file is created
         if not path.exists():
@@ -979,15 +972,12 @@ def _cmd_ingest(command: Command, args: argparse.Namespace) -> int:
     con = store.open_store(args.db)
     try:
         for path in args.paths:
-            if args.format == "wmt" or (args.format == "auto" and is_test_set(path)):
+            fmt = detect_format(path) if args.format == "auto" else args.format
+            if fmt == FORMAT_WMT:
                 summaries = [store.ingest_wmt(con, path, lp=args.lp, ref=args.ref, **policy)]
-            elif path.is_dir():
+            elif fmt == FORMAT_HANNA_DIR:
                 summaries = store.ingest_hanna_dir(con, path, **policy)
             else:
-                fmt = args.format
-                if fmt == "auto":
-                    summeval = path.suffix == _SUMMEVAL_SUFFIX
-                    fmt = _HANNA_FILE_FORMATS.get(path.name, "summeval" if summeval else "tidy")
                 tidy = {
                     "human_system": args.human_system,
                     "human_measures": args.human,
@@ -995,7 +985,7 @@ def _cmd_ingest(command: Command, args: argparse.Namespace) -> int:
                     "item_word": args.item_word,
                 }
                 kwargs = {**policy, **(tidy if fmt == "tidy" else {})}
-                summaries = [getattr(store, INGESTERS[fmt])(con, path, **kwargs)]
+                summaries = [FILE_INGESTERS[fmt](con, path, **kwargs)]
             for summary in summaries:
                 print(summary)
     finally:

@@ -602,12 +602,17 @@ def tie_calibration(ctx: Context) -> Section:
     section = Section(
         "ties",
         "Pairwise accuracy with tie calibration",
-        "acc_eq is the share of pairs of systems (within each input at the item level) that a "
-        "metric orders as the human criterion does, ties included: a metric ties a pair when its "
+        "acc_eq is the share of pairs of systems (within each input at the "
+        f"{ctx.level_name('item')} level) that a metric orders as the human criterion does, ties "
+        "included: a metric ties a pair when its "
         "scores differ by at most epsilon, the epsilon that maximises its accuracy (Deutsch, "
         "Foster and Freitag 2023, \"Ties Matter\"; the WMT metrics tasks' statistic). Bars: mean "
         "over the criteria.",
-        {"statistic": "acc_eq", "item level": "pairs within each input", "epsilon": "per metric"},
+        {
+            "statistic": "acc_eq",
+            f"{ctx.level_name('item')} level": "pairs within each input",
+            "epsilon": "per metric",
+        },
     )
     why = ctx.missing(criteria=True, metrics=True, systems=3)
     if why:

@@ -6,7 +6,8 @@ Three shapes are recognised by their columns:
   name ``"<system>/<input>"``) and further references in columns ``reference_2``,
   ``reference_3``, ... (any number, in every format: CSV and Parquet columns, JSONL keys; an
   item's references are its non-empty values among ``reference, reference_2, ...`` in that
-  order, so items may have different numbers of references; SummEval has 11 per summary);
+  order, so items may have different numbers of references; SummEval has 11 per summary;
+  a column ``reference_0`` or ``reference_1`` is refused: the first reference is ``reference``);
 - ``hanna_stories_annotations.csv`` (``Story ID, Prompt, Human, Story, Model``, one row per
   rating): one item per Story ID, named as :mod:`hanna_stats.store.hanna` names HANNA items
   (item = Story ID, input = Story ID mod the number of prompts, system = Model), so its scores
@@ -36,7 +37,9 @@ COLUMNS = ("item", "input", "system", "prompt", "reference", "story")
 GENERIC = ("input", "system", "prompt", "reference", "story")
 _ANNOTATIONS = ("Story ID", "Prompt", "Human", "Story", "Model")
 _LLM_STORIES = ("Prompt", "Human", "Story", "Model")
+_REFERENCES = ("references", "reference_columns", "row")
 _MORE_REFERENCES = re.compile(r"reference_([2-9]|[1-9][0-9]+)")
+_NUMBERED = re.compile(r"reference_[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,8 @@ class ScoringInput:
     frame : polars.DataFrame
         Columns :data:`COLUMNS` (strings; ``reference`` and ``story`` may be null),
         ``references`` (list of the item's non-empty reference texts, ``reference`` being the
-        first of them) and ``row``, the 1-based data row where the item first appears.
+        first of them), ``reference_columns`` (the column of each of them) and ``row``, the
+        1-based data row where the item first appears.
     """
 
     source: Source
@@ -77,16 +81,23 @@ def _text(source: Source, df: pl.DataFrame, column: str) -> pl.Expr:
     return pl.col(column).cast(pl.String)
 
 
-def _with_references(df: pl.DataFrame, columns: list[pl.Expr]) -> pl.DataFrame:
-    """Add ``references`` (the non-empty texts of ``columns``, in order); ``reference``
-    becomes the first of them."""
-    refs = pl.concat_list(columns).list.eval(pl.element().filter(pl.element().fill_null("") != ""))
-    df = df.with_columns(refs.alias("references"))
+def _with_references(df: pl.DataFrame, columns: dict[str, str]) -> pl.DataFrame:
+    """Add ``references`` (the non-empty texts of the frame's columns ``columns``, in order)
+    and ``reference_columns`` (the file's names of their columns: ``columns`` maps each frame
+    column to it); ``reference`` becomes the first of them."""
+    present = {c: pl.col(c).fill_null("") != "" for c in columns}
+    texts = pl.concat_list([pl.when(present[c]).then(pl.col(c)) for c in columns])
+    names = pl.concat_list([pl.when(present[c]).then(pl.lit(n)) for c, n in columns.items()])
+    df = df.with_columns(
+        texts.list.drop_nulls().alias("references"),
+        names.list.drop_nulls().alias("reference_columns"),
+    )
     return df.with_columns(pl.col("references").list.first().alias("reference"))
 
 
 def _standard(source: Source, df: pl.DataFrame) -> pl.DataFrame:
-    """Map the recognised shapes onto :data:`COLUMNS` plus ``references`` and ``row``."""
+    """Map the recognised shapes onto :data:`COLUMNS` plus ``references``,
+    ``reference_columns`` and ``row``."""
     df = df.with_row_index("row", offset=1).with_columns(pl.col("row").cast(pl.Int64))
     cols = set(df.columns)
     if set(_ANNOTATIONS) <= cols:
@@ -110,7 +121,7 @@ def _standard(source: Source, df: pl.DataFrame) -> pl.DataFrame:
         df = df.with_columns(
             (pl.col("item").cast(pl.Int64) % n_prompts).cast(pl.String).alias("input")
         )
-        return _with_references(df, [pl.col("reference")]).select(*COLUMNS, "references", "row")
+        return _with_references(df, {"reference": "Human"}).select(*COLUMNS, *_REFERENCES)
     if set(_LLM_STORIES) <= cols:
         text = {c: _text(source, df, c) for c in _LLM_STORIES}
         df = df.select(
@@ -124,7 +135,14 @@ def _standard(source: Source, df: pl.DataFrame) -> pl.DataFrame:
         index = pl.DataFrame({"prompt": order, "input": [str(i) for i in range(order.len())]})
         df = df.join(index, on="prompt", how="left", maintain_order="left")
         df = df.with_columns(pl.concat_str("system", pl.lit("/"), "input").alias("item"))
-        return _with_references(df, [pl.col("reference")]).select(*COLUMNS, "references", "row")
+        return _with_references(df, {"reference": "Human"}).select(*COLUMNS, *_REFERENCES)
+    for c in sorted(cols):
+        if _NUMBERED.fullmatch(c) and not _MORE_REFERENCES.fullmatch(c):
+            raise source.error(
+                "unexpected column: the first reference is 'reference', further ones "
+                "'reference_2', 'reference_3', ...",
+                column=c,
+            )
     exprs = [_text(source, df, c).alias(c) for c in GENERIC]
     for key in ("input", "system"):
         exprs[GENERIC.index(key)] = exprs[GENERIC.index(key)].str.strip_chars()
@@ -136,8 +154,8 @@ def _standard(source: Source, df: pl.DataFrame) -> pl.DataFrame:
     more = sorted((int(m[1]), c) for c in cols if (m := _MORE_REFERENCES.fullmatch(c)))
     more_refs = [_text(source, df, c).alias(c) for _, c in more]
     df = df.select(item.alias("item"), *exprs, *more_refs, "row")
-    references = [pl.col("reference"), *(pl.col(c) for _, c in more)]
-    return _with_references(df, references).select(*COLUMNS, "references", "row")
+    references = {"reference": "reference"} | {c: c for _, c in more}
+    return _with_references(df, references).select(*COLUMNS, *_REFERENCES)
 
 
 def _first(df: pl.DataFrame, mask: pl.Expr) -> dict | None:
@@ -205,7 +223,7 @@ def to_texts(
     ------
     InputError
         If ``need_reference`` and a row has no reference text, or ``single_reference`` and a
-        row has several (naming the row).
+        row has several (naming the row and the column of its second reference).
     """
     df = data.frame
     count = pl.col("references").list.len()
@@ -224,7 +242,7 @@ def to_texts(
                 f"{len(several['references'])} references, but scorer {single_reference!r} "
                 "takes one per item",
                 row=several["row"],
-                column="reference_2",
+                column=several["reference_columns"][1],
             )
     return Texts.of(
         df["prompt"].to_list(),

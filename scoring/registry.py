@@ -9,7 +9,6 @@ compute functions, never at registration, so listing the registry is cheap and w
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,7 +38,8 @@ class Texts:
     extra_references : tuple of tuple of str
         The further references of each item (SummEval has 11 per summary); empty tuples when
         each item has one (the default). Only scorers registered with a ``multi_reference``
-        rule read them; the others refuse texts that have any (:func:`register`).
+        rule read them; :func:`scoring.run.score` refuses texts that have any for the others
+        (:attr:`Scorer.single_reference`).
     """
 
     prompts: tuple[str, ...]
@@ -67,9 +67,7 @@ class Texts:
     ) -> Texts:
         """Build from any sequences; an entry of ``references`` is one text or a non-empty
         sequence of texts (the item's references, first one first)."""
-        refs = [(r,) if isinstance(r, str) else tuple(r) for r in references]
-        if any(not r for r in refs):
-            raise ValueError("Texts.of: every item needs at least one reference text")
+        refs = as_reference_sets(references)
         return cls(
             tuple(prompts), tuple(r[0] for r in refs), tuple(candidates), tuple(r[1:] for r in refs)
         )
@@ -82,16 +80,41 @@ class Texts:
         """Whether some item has more than one reference."""
         return any(self.extra_references)
 
-    def reference_groups(self) -> tuple[list[str], np.ndarray]:
-        """All references, item after item (first reference first), and the ``len(self) + 1``
-        offsets: item i's references are ``refs[offsets[i]:offsets[i + 1]]``."""
-        refs = [
-            r
-            for first, more in zip(self.references, self.extra_references, strict=True)
-            for r in (first, *more)
-        ]
-        counts = [1 + len(more) for more in self.extra_references]
-        return refs, np.concatenate([[0], np.cumsum(counts, dtype=np.int64)]).astype(np.int64)
+    @property
+    def reference_sets(self) -> tuple[tuple[str, ...], ...]:
+        """Each item's references, first one first."""
+        pairs = zip(self.references, self.extra_references, strict=True)
+        return tuple((first, *more) for first, more in pairs)
+
+    def reference_groups(self) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """All references, item after item, as :func:`group_references` returns them."""
+        return group_references(self.reference_sets)
+
+
+def as_reference_sets(references: Sequence[str | Sequence[str]]) -> list[tuple[str, ...]]:
+    """Each entry of ``references`` (one text, or a sequence of an item's texts) as a tuple.
+
+    Raises
+    ------
+    ValueError
+        If an entry is an empty sequence.
+    """
+    sets = [(r,) if isinstance(r, str) else tuple(r) for r in references]
+    if not all(sets):
+        raise ValueError("every item needs at least one reference text")
+    return sets
+
+
+def group_references(
+    references: Sequence[str | Sequence[str]],
+) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """All references of :func:`as_reference_sets` ``(references)``, item after item (first
+    reference first), the ``len(references) + 1`` offsets (item i's references are
+    ``refs[offsets[i]:offsets[i + 1]]``) and the item of each reference (int64 arrays)."""
+    sets = as_reference_sets(references)
+    sizes = np.array([len(s) for s in sets], dtype=np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    return [r for s in sets for r in s], offsets, np.repeat(np.arange(len(sets)), sizes)
 
 
 @dataclass(frozen=True)
@@ -152,8 +175,9 @@ class Scorer:
     compute : callable
         See :data:`ComputeFn`.
     multi_reference : str or None
-        How several references per item combine (e.g. ``"max"``), as the metric's paper or
-        reference implementation does; None: one reference per item only.
+        How several references per item combine, in a few words naming the paper or reference
+        implementation followed and its rule (e.g. ``"SummEval: mean over references"``);
+        None: one reference per item only.
     """
 
     name: str
@@ -168,6 +192,13 @@ class Scorer:
     def symbol(self) -> str:
         """The paper's two-character symbol, e.g. ``"Ξ§"``."""
         return _REFERENCE_SYMBOL[self.reference] + _FAMILY_SYMBOL[self.family]
+
+    @property
+    def single_reference(self) -> bool:
+        """Whether the scorer reads a reference and only one per item (no ``multi_reference``):
+        texts with several references per item are refused (:func:`scoring.io.to_texts`,
+        :func:`scoring.run.score`)."""
+        return self.reference and self.multi_reference is None
 
     @property
     def available(self) -> bool:
@@ -187,11 +218,7 @@ def register(
     requires: Sequence[str] = (),
     multi_reference: str | None = None,
 ) -> Callable[[ComputeFn], ComputeFn]:
-    """Decorator registering ``compute`` as scorer ``name`` (see :class:`Scorer`).
-
-    A reference-based scorer without ``multi_reference`` is wrapped so that it refuses
-    :class:`Texts` with several references per item (ValueError naming the scorer).
-    """
+    """Decorator registering ``compute`` as scorer ``name`` (see :class:`Scorer`)."""
     if family not in FAMILIES:
         raise ValueError(f"family must be one of {FAMILIES}, got {family!r}")
 
@@ -201,28 +228,12 @@ def register(
         taken = {m for s in REGISTRY.values() for m in s.measures} & set(measures)
         if taken:
             raise ValueError(f"measures {sorted(taken)} already belong to another scorer")
-        if reference and multi_reference is None:
-            compute = _single_reference(name, compute)
         REGISTRY[name] = Scorer(
             name, tuple(measures), family, reference, tuple(requires), compute, multi_reference
         )
         return compute
 
     return decorate
-
-
-def _single_reference(name: str, compute: ComputeFn) -> ComputeFn:
-    @functools.wraps(compute)
-    def checked(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
-        if texts.multi_reference:
-            i = next(i for i, more in enumerate(texts.extra_references) if more)
-            raise ValueError(
-                f"scorer {name!r} takes one reference per item (item {i} has "
-                f"{1 + len(texts.extra_references[i])}); score it with one reference"
-            )
-        return compute(texts, config)
-
-    return checked
 
 
 def scorer_of(measure: str) -> Scorer:

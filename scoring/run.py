@@ -68,8 +68,23 @@ def score(texts: Texts, metrics: Sequence[str], config: ScoringConfig) -> dict[s
     Raises
     ------
     ValueError
-        If a metric is unknown, or its scorer's modules are not installed.
+        If a metric is unknown, its scorer's modules are not installed, or it takes one
+        reference per item (:attr:`~scoring.registry.Scorer.single_reference`) and an item of
+        ``texts`` has several.
     """
+    scorers = {scorer_of(m).name: scorer_of(m) for m in metrics}
+    several = next((i for i, more in enumerate(texts.extra_references) if more), None)
+    for s in scorers.values():
+        if s.single_reference and several is not None:
+            raise ValueError(
+                f"scorer {s.name!r} takes one reference per item (item {several} has "
+                f"{1 + len(texts.extra_references[several])}); score it with one reference"
+            )
+    return _compute(texts, metrics, config)
+
+
+def _compute(texts: Texts, metrics: Sequence[str], config: ScoringConfig) -> dict[str, np.ndarray]:
+    """:func:`score` without the reference check (:func:`score_input` has made it already)."""
     scorers = {scorer_of(m).name: scorer_of(m) for m in metrics}
     for s in scorers.values():
         if not s.available:
@@ -128,9 +143,9 @@ def score_input(
         texts = to_texts(
             ScoringInput(data.source, rows),
             need_reference=scorer.reference,
-            single_reference=name if scorer.reference and not scorer.multi_reference else None,
+            single_reference=name if scorer.single_reference else None,
         )
-        values = score(texts, measures, config)
+        values = _compute(texts, measures, config)
         for m in measures:
             part = rows.select("item", "input", "system").with_columns(
                 pl.lit(m).alias("metric"), pl.Series("value", values[m])

@@ -3,9 +3,11 @@ scipy/numpy computation on the same scores."""
 
 from __future__ import annotations
 
+import csv
 import itertools
 
 import numpy as np
+import polars as pl
 import pytest
 import scipy.stats
 
@@ -17,6 +19,7 @@ from hanna_stats.analyses import (
     permutation_test,
     spa,
 )
+from hanna_stats.store import ingest_tidy, load_study, open_store
 
 N_METRICS, N_CRITERIA = 72, 6
 
@@ -89,6 +92,10 @@ def test_calibrated_accuracy(metric_study):
     item = calibrated_accuracy(metric_study, statistic="tau_eq")
     assert item["statistic"].min() >= -1 and item["statistic"].max() <= 1
     assert set(item["n_groups"].to_list()) == {96}
+    # One schema whatever the level: a system-level frame (group_by null) then an item-level one.
+    both = pl.concat([res, calibrated_accuracy(metric_study)])
+    assert both.schema == res.schema == item.schema
+    assert both["group_by"].to_list() == [None] * res.height + ["input"] * res.height
 
 
 def test_calibrated_comparison(metric_study):
@@ -100,6 +107,38 @@ def test_calibrated_comparison(metric_study):
     assert row["stat_a"] == pytest.approx(expected)
     assert row["delta"] == pytest.approx(row["stat_a"] - row["stat_b"])
     assert res["pvalue"].is_between(0, 1).all()
+    # System level, one pair against a plain loop over the swaps drawn from the seed: one fair
+    # coin per permutation and pair of systems (i < j, row-major), rng.integers(0, 2) of seed 4
+    # drawn as uint8 (calibrated_swaps).
+    permutations = 200
+    res = calibrated_comparison(
+        metric_study, criterion="EM", level="system", permutations=permutations, seed=4
+    )
+    h = _scores(metric_study, "Empathy").mean(axis=0)
+    pairs = list(itertools.combinations(range(h.size), 2))
+    rng = np.random.default_rng(4)
+    swaps = rng.integers(0, 2, size=(permutations, len(pairs)), dtype=np.uint8)
+    correct = []
+    for name in ("BLEU", "ROUGE-3 Recall"):
+        m = _scores(metric_study, name).mean(axis=0)
+        acc, eps = _calibrated_reference(h, m)
+        outcomes = []
+        for i, j in pairs:
+            hs = np.sign(h[j] - h[i])
+            outcomes.append(hs == (0 if abs(m[j] - m[i]) <= eps else np.sign(m[j] - m[i])))
+        assert np.mean(outcomes) == pytest.approx(acc, abs=1e-12)
+        correct.append(outcomes)
+    c_a, c_b = correct
+    observed = np.mean(c_a) - np.mean(c_b)
+    hits = 0
+    for s in swaps:
+        a = [y if k else x for x, y, k in zip(c_a, c_b, s, strict=True)]
+        b = [x if k else y for x, y, k in zip(c_a, c_b, s, strict=True)]
+        hits += np.mean(a) - np.mean(b) >= observed - 1e-12
+    pair = res.filter((pl.col("measure_a") == "BLEU") & (pl.col("measure_b") == "ROUGE-3 Recall"))
+    assert pair["delta"].item() == pytest.approx(observed, abs=1e-12)
+    assert pair["pvalue"].item() == pytest.approx(hits / permutations)
+    assert 0 < hits < permutations
 
 
 def test_spa(metric_study):
@@ -117,6 +156,8 @@ def test_spa(metric_study):
     pairs = list(itertools.combinations(range(h.shape[1]), 2))
     errors = [abs(pvalue(h, a, b) - pvalue(m, a, b)) for a, b in pairs]
     assert _row(res, "chrF", "Surprise")["statistic"] == pytest.approx(1 - np.mean(errors))
+    unseeded = spa(metric_study, permutations=20, seed=None)  # a null seed keeps the schema
+    assert pl.concat([unseeded, res]).schema == res.schema
 
 
 def test_metric_clusters_follow_the_greedy_rule(metric_study):
@@ -133,3 +174,30 @@ def test_metric_clusters_follow_the_greedy_rule(metric_study):
         new = any(p[(names[a], names[k])] <= 0.05 for a in range(start, k))
         assert ranks[k] == ranks[k - 1] + new
         start = k if new else start
+
+
+def test_metric_clusters_undefined_statistic_last(tmp_path):
+    # A constant metric has no Kendall tau with the criterion: null rank, listed last (not
+    # first in the last cluster, where NaN would sort in a descending sort).
+    path = tmp_path / "tiny.csv"
+    quality = [[1, 2, 3, 4], [2, 1, 4, 3], [1, 3, 2, 4]]  # (input, system)
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["item", "input", "system", "measure", "value", "kind"])
+        for g, row in enumerate(quality):
+            for s, q in enumerate(row):
+                item = f"i{g}s{s}"
+                for measure, value, kind in (
+                    ("Quality", q, "human"),
+                    ("good", q + 0.1 * s, "metric"),
+                    ("bad", -q, "metric"),
+                    ("constant", 1.0, "metric"),
+                ):
+                    writer.writerow([item, f"i{g}", f"s{s}", measure, value, kind])
+    con = open_store()
+    ingest_tidy(con, path)
+    res = metric_clusters(load_study(con), criterion="Quality", permutations=50, seed=0)
+    assert res["measure"].to_list() == ["good", "bad", "constant"]
+    assert np.isnan(res["statistic"][2]) and res["rank"][2] is None
+    assert res["rank"][:2].to_list() == [1, 2] or res["rank"][:2].to_list() == [1, 1]
+    assert res.schema["rank"] == pl.Int64

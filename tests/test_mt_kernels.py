@@ -189,6 +189,26 @@ def test_calibration_nan_policy_and_arguments():
         tie_calibration(H, M, statistic="acc23")
 
 
+def test_calibration_propagate_counts_groups_as_pairwise_accuracy():
+    # Under nan_policy="propagate" a group with a missing value is skipped and the cell is NaN;
+    # the counts are those of pairwise_accuracy wherever the missing value lies.
+    rng = np.random.default_rng(4)
+    base_h = rng.integers(1, 4, size=(1, 4, 5)).astype(float)
+    base_m = rng.normal(size=(1, 4, 5)).round(1)
+    for group in range(4):
+        for which in ("H", "M"):
+            H, M = base_h.copy(), base_m.copy()
+            (H if which == "H" else M)[0, group, 2] = NAN
+            res = tie_calibration(H, M, nan_policy="propagate")
+            ref = pairwise_accuracy(H, M, nan_policy="propagate")
+            assert np.isnan(res.statistic[0, 0]) and np.isnan(ref.statistic[0, 0])
+            assert (res.n_groups[0, 0], res.n_skipped[0, 0]) == (3, 1)
+            assert res.n_groups[0, 0] == ref.n_groups[0, 0]
+            assert res.n_skipped[0, 0] == ref.n_skipped[0, 0]
+            fixed = tie_calibration(H, M, nan_policy="propagate", epsilon=0.5)
+            assert (fixed.n_groups[0, 0], fixed.n_skipped[0, 0]) == (3, 1)
+
+
 # ------------------------------------------------------------- calibrated permutation test
 
 # MTME's stats_test.py PairwisePermutationSigDiffTest: 4 systems x 2 items, averaged by item.
@@ -204,8 +224,9 @@ def test_calibrated_permutation_exact_enumeration():
     tau1 = tie_calibration(PP_GOLD[None], PP_M1[None]).statistic[0, 0]
     tau2 = tie_calibration(PP_GOLD[None], PP_M2[None]).statistic[0, 0]
     assert res.delta[1, 0] == pytest.approx(tau2 - tau1)  # MTME's delta = tau2 - tau1
-    # Plain reference: per pair of systems, each metric correct at its own epsilon; swap.
-    eps = res.epsilon
+    # Plain reference: per pair of systems, each metric correct at its brute-force epsilon.
+    eps = [_brute_force(PP_GOLD, m)[1] for m in (PP_M1, PP_M2)]
+    assert res.epsilon.tolist() == eps
     correct = []
     for m, e in zip((PP_M1, PP_M2), eps, strict=True):
         rows = []

@@ -62,6 +62,7 @@ def test_permutation_test_on_hanna(con):
 def test_story_level_kendall_units_and_early_stopping_on_hanna(con):
     # All 2,556 metric pairs at story level (the polynomial fast path), against the slow
     # per-input loop of the kernel on a few pairs and the same swaps.
+    from hanna_stats.kernels._options import KENDALL, TAU_B
     from hanna_stats.kernels.permutation import (
         _item_null,
         permutation_null,
@@ -81,7 +82,7 @@ def test_story_level_kendall_units_and_early_stopping_on_hanna(con):
     swaps = permutation_swaps(*crit.shape, permutations=30, seed=1, unit="systems")
     pairs = np.array([(0, 1), (5, 40), (70, 71)])
     fast = permutation_null(cube.values, crit, pairs, swaps, level="item")
-    slow = _item_null(standardize(cube.values), crit, swaps, pairs, 2, 1)
+    slow = _item_null(standardize(cube.values), crit, swaps, pairs, KENDALL, TAU_B)
     np.testing.assert_array_equal(fast, slow)
     stop = permutation_test(
         con, criterion="Coherence", level="story", permutations=400, unit="inputs",

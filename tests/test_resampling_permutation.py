@@ -19,6 +19,7 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from hanna_stats.kernels._options import KENDALL, VARIANTS
 from hanna_stats.kernels.permutation import (
     STOP_RISK,
     _item_null,
@@ -174,7 +175,7 @@ def test_exact_enumeration_of_all_swaps(unit, size, level, method):
 
 
 def slow_item_null(X, C, pairs, swaps, variant):
-    return _item_null(standardize(X), C, swaps, pairs, 2, "abc".index(variant))
+    return _item_null(standardize(X), C, swaps, pairs, KENDALL, VARIANTS.index(variant))
 
 
 @settings(deadline=None, max_examples=40)
@@ -324,3 +325,15 @@ def test_fast_path_pair_blocks_give_the_same_result(monkeypatch):
         permutation_null(X, C, pairs, swaps, level="item"),
         slow_item_null(X, C, pairs, swaps, "b"),
     )
+
+
+@pytest.mark.parametrize("level", ["item", "system", "global"])
+def test_one_measure_has_no_pair_to_test(level):
+    # One measure: no pair, a NaN diagonal and no permutation counted (it used to divide the
+    # pairs into blocks of size 0 and fail).
+    X = np.random.default_rng(0).normal(size=(1, 5, 4))
+    C = np.random.default_rng(1).normal(size=(5, 4))
+    res = permutation_test_pairs(X, C, level=level, permutations=10)
+    assert res.statistic.shape == (1,) and not np.isnan(res.statistic[0])
+    assert np.isnan(res.pvalue).all() and res.pvalue.shape == (1, 1)
+    assert res.n_valid.tolist() == [[0]]

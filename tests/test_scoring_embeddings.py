@@ -204,6 +204,29 @@ def test_entropic_ot_converges_at_small_regularisation():
     assert abs(entropic_ot(a, b, cost, [0.01])[0] - expected) < 1e-6
 
 
+def test_entropic_ot_warns_when_it_stops_short_of_the_tolerance(monkeypatch):
+    """Silent with the default MAX_UPDATES on the pair above; with one update at the target
+    (the annealing alone moves the potentials by far more than 1e-6 there) a RuntimeWarning
+    names the reg and the last move."""
+    import re
+    import warnings
+
+    from scoring.models import baryscore
+
+    rng = np.random.default_rng(7)
+    x, y = unit_cloud(rng, 11), unit_cloud(rng, 10)
+    a, b = np.full(11, 1 / 11), np.full(10, 1 / 10)
+    cost = ((x[:, None, :] - y[None, :, :]) ** 2).sum(axis=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        baryscore.entropic_ot(a, b, cost, [0.01])
+    monkeypatch.setattr(baryscore, "MAX_UPDATES", 1)
+    with pytest.warns(RuntimeWarning, match=r"reg=0\.01 in 1 updates") as record:
+        baryscore.entropic_ot(a, b, cost, [0.01])
+    moved = re.search(r"moved a potential by (\S+) >", str(record[0].message))
+    assert moved is not None and float(moved[1]) > baryscore.TOLERANCE
+
+
 @settings(max_examples=15, deadline=None)
 @given(st.integers(0, 10_000), st.integers(2, 15), st.integers(2, 15))
 def test_sinkhorn_divergence_zero_on_identical_and_tends_to_wasserstein(seed, n, m):

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 from hanna_stats.cli import main
 from hanna_stats.store import InputError
-from scoring.io import read_texts, to_texts
-from scoring.registry import REGISTRY, ScoringConfig, Texts
-from scoring.run import score_input
+from scoring.io import ScoringInput, read_texts, to_texts
+from scoring.registry import ScoringConfig, Texts
+from scoring.run import score, score_input
 from scoring.strings.cider import cider
 from scoring.strings.datastats import data_stats
 from scoring.strings.rouge import rouge, split_sentences
@@ -66,12 +66,36 @@ def test_single_reference_scorer_refuses_several(tmp_path):
     with pytest.raises(InputError, match="2 references, but scorer 'blanc' takes one") as err:
         to_texts(data, need_reference=True, single_reference="blanc")
     assert "row 1" in str(err.value) and "reference_2" in str(err.value)
-    # the registry's guard, for a direct call (before any model is loaded)
+    # the same refusal for a direct library call on Texts (before any model is loaded)
     texts = Texts.of(["p"], [["r1", "r2"]], ["c"])
     with pytest.raises(ValueError, match="scorer 'depthscore' takes one reference per item"):
-        REGISTRY["depthscore"].compute(texts, CLEAN)
+        score(texts, ["DepthScore"], CLEAN)
     # one reference per item still passes the guard unchanged
     assert not Texts.of(["p"], ["r"], ["c"]).multi_reference
+
+
+def test_single_reference_refusal_names_the_column_of_the_second_reference(tmp_path):
+    # row 2: reference_2 empty, reference_3 set: its second reference is in reference_3; row 3:
+    # reference empty, so reference_2 holds its first reference and reference_3 its second
+    rows = {k: [*v, v[0]] for k, v in ROWS.items()}
+    rows["input"][2] = "2"
+    rows["reference"][2] = ""
+    rows["reference_3"][2] = "a cat ran"
+    data = read_texts(_write(tmp_path / "texts.csv", rows))
+    for row in (2, 3):
+        later = ScoringInput(data.source, data.frame.slice(row - 1))
+        with pytest.raises(InputError, match="2 references, but scorer 'blanc' takes one") as err:
+            to_texts(later, need_reference=True, single_reference="blanc")
+        assert f"row {row}" in str(err.value) and "reference_3" in str(err.value)
+        assert "reference_2" not in str(err.value)
+
+
+@pytest.mark.parametrize("column", ["reference_1", "reference_0"])
+def test_a_reference_1_or_0_column_is_refused(tmp_path, column):
+    rows = {**ROWS, column: ROWS["reference_2"]}
+    with pytest.raises(InputError, match="the first reference is 'reference'") as err:
+        read_texts(_write(tmp_path / "texts.csv", rows))
+    assert column in str(err.value) and "\n" not in str(err.value)
 
 
 def test_texts_of_normalises_and_refuses_an_item_without_reference():
@@ -102,10 +126,11 @@ def test_rouge_pools_hits_and_counts_over_references_hand_worked():
     np.testing.assert_allclose(out["ROUGE-L Precision"], [4 / 6], rtol=1e-15)
 
 
-def test_rouge_with_one_reference_each_is_unchanged_by_the_grouping():
-    refs = ["the cat sat on the mat", "a dog ran\nhome quickly", "x"]
+def test_rouge_scores_each_item_of_a_batch_as_alone():
+    # the first item's two references are pooled within it, not with its neighbours'
+    refs = [["the cat sat on the mat", "a cat ran"], "a dog ran\nhome quickly", "x"]
     cands = ["the cat ran", "dog ran home", ""]
-    grouped = rouge(Texts.of([""] * 3, [[r] for r in refs], cands), CLEAN)
+    grouped = rouge(Texts.of([""] * 3, refs, cands), CLEAN)
     for r, c, i in zip(refs, cands, range(3), strict=True):
         single = rouge(Texts.of([""], [r], [c]), CLEAN)
         for m, values in single.items():

@@ -232,6 +232,28 @@ def test_format_option(tmp_path, capsys):
     )
     assert code == 0, err
     assert out.startswith("renamed.txt: summeval, ")
+    # without --format, the suffix .jsonl in any case is SummEval's
+    upper = write_jsonl(tmp_path / "model_annotations.aligned.JSONL", records())
+    code, out, err = cli(["ingest", "--db", tmp_path / "u.duckdb", upper], capsys)
+    assert code == 0, err
+    assert out.startswith("model_annotations.aligned.JSONL: summeval, ")
+    assert open_study(upper).item_word == "summary"
+
+
+def test_utf8_byte_order_mark_and_bad_byte(tmp_path):
+    path = write_jsonl(tmp_path / "a.jsonl", records())
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())  # a BOM is dropped
+    assert ingest_summeval(open_store(), path).n_values > 0
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    lines[3] = lines[3].replace(b"summary of", b"summary \xff of", 1)
+    path.write_bytes(b"\n".join(lines))
+    offset = len(b"\n".join(lines[:3])) + 1 + lines[3].index(b"\xff")
+    con = open_store()
+    with pytest.raises(InputError) as info:
+        ingest_summeval(con, path)
+    assert str(info.value) == f"a.jsonl, row 4: not valid UTF-8 (byte 0xff at offset {offset})"
+    assert counts(con) == dict.fromkeys(TABLES, 0)
 
 
 def _bad(lines: list, index: int, edit) -> list:
@@ -427,4 +449,16 @@ def test_no_criteria_error_says_how_to_mark_them(tmp_path, capsys):
     assert cli(["ingest", "--db", db, path], capsys)[0] == 0  # Coherence taken as a metric
     code, _, err = cli(["correlate", "--db", db, "--level", "system"], capsys)
     assert code == 2
-    assert "`kind` column" in err and "--human" in err
+    assert "`kind` column" in err and "--human" in err and "new store" in err
+    # the file is in the store: ingesting it again with --human is skipped and says so
+    code, out, err = cli(["ingest", "--db", db, path, "--human", "Coherence"], capsys)
+    assert code == 0, err
+    assert out.strip() == (
+        "t.csv: already ingested (tidy), nothing written; not applied: human_measures (--human) "
+        "(ingest the file into a new store to apply them)"
+    )
+    con = duckdb.connect(str(db), read_only=True)
+    assert con.execute("SELECT kind FROM measures WHERE name = 'Coherence'").fetchall() == [
+        ("metric",)
+    ]
+    con.close()

@@ -17,8 +17,16 @@ from scipy import stats
 
 from hanna_stats.analyses import correlate
 from hanna_stats.analyses._common import LEVELS
-from hanna_stats.cli import main
-from hanna_stats.store import InputError, ingest_wmt, load_study, open_store
+from hanna_stats.cli import INGEST_FORMATS, main
+from hanna_stats.store import (
+    InputError,
+    ingest_tidy,
+    ingest_wmt,
+    load_study,
+    open_store,
+    open_study,
+)
+from hanna_stats.store.ingest import FILE_INGESTERS, detect_format
 
 LPS = ("en-de", "de-en")
 N_SEGMENTS = 4
@@ -409,18 +417,21 @@ def test_rerun_is_idempotent(test_set):
     before = counts(con)
     again = ingest_wmt(con, test_set, lp="en-de")
     assert again.skipped and counts(con) == before
-    # another pair is another study: refused unless extended, then added beside the first
-    with pytest.raises(InputError, match="another study"):
-        ingest_wmt(con, test_set, lp="de-en")
-    assert counts(con) == before
-    # extended, its system-level values (one per system and measure) would replace en-de's
-    with pytest.raises(InputError, match=r"would replace 17 value\(s\) .*system-level value"):
-        ingest_wmt(con, test_set, lp="de-en", extend=True)
-    assert counts(con) == before
+    # another pair is refused whatever extend and replace say (system and measure names are
+    # not tied to a pair: its values would mix with en-de's), even without system-level files
+    refusal = (
+        r"^wmt23: this store holds wmt23 en-de; a store holds one language pair: ingest de-en "
+        r"into its own store$"
+    )
+    for extend, replace in ((False, False), (True, False), (False, True), (True, True)):
+        with pytest.raises(InputError, match=refusal):
+            ingest_wmt(con, test_set, lp="de-en", extend=extend, replace=replace)
+        assert counts(con) == before
     for measure in SYS_FILES:
         sys_path(test_set, "de-en", measure).unlink()
-    ingest_wmt(con, test_set, lp="de-en", extend=True)
-    assert counts(con)["inputs"] == 2 * N_SEGMENTS
+    with pytest.raises(InputError, match=refusal):
+        ingest_wmt(con, test_set, lp="de-en", extend=True)
+    assert counts(con) == before
     # a changed file is a new ingest: refused without --replace, nothing written
     path = test_set / "metric-scores" / "en-de" / "BLEU-refA.seg.score"
     path.write_text(path.read_text().replace("sysA\t", "sysA\t1", 1))
@@ -591,3 +602,43 @@ def test_cli(test_set, tmp_path, capsys):
     con = open_store(db2, read_only=True)
     assert counts(con)["ingests"] == 0
     con.close()
+
+
+def test_store_of_another_study_is_refused(test_set, tmp_path):
+    tidy = tmp_path / "other.csv"
+    _write(tidy, ["item,input,system,measure,value", "a,p,A,BLEU,1.0", "b,p,B,BLEU,2.0"])
+    con = open_store()
+    ingest_tidy(con, tidy, study="Other")
+    before = counts(con)
+    message = (
+        r"^wmt23: this store holds Other; a store holds one language pair: ingest en-de into its "
+        r"own store$"
+    )
+    with pytest.raises(InputError, match=message):
+        ingest_wmt(con, test_set, lp="en-de", extend=True, replace=True)
+    assert counts(con) == before
+
+
+def test_utf8_byte_order_mark_and_bad_byte(test_set):
+    source = test_set / "sources" / "en-de.txt"
+    source.write_bytes(b"\xef\xbb\xbf" + source.read_bytes())  # a BOM is dropped
+    con = open_store()
+    ingest_wmt(con, test_set, lp="en-de")
+    assert con.execute("SELECT text FROM inputs WHERE name = 'en-de:0'").fetchall() == [
+        ("en-de source 0 ü",)
+    ]
+    path = test_set / "metric-scores" / "de-en" / "BLEU-refA.seg.score"
+    lines = path.read_bytes().split(b"\n")
+    offset = len(b"\n".join(lines[:2])) + 1 + len(b"sysA\t")
+    lines[2] = lines[2].replace(b"sysA\t", b"sysA\t\xff", 1)
+    path.write_bytes(b"\n".join(lines))
+    message = rf"^BLEU-refA\.seg\.score, row 3: not valid UTF-8 \(byte 0xff at offset {offset}\)$"
+    with pytest.raises(InputError, match=message):
+        ingest_wmt(open_store(), test_set, lp="de-en")
+
+
+def test_format_detection_and_open_study(test_set):
+    assert detect_format(test_set) == "wmt"
+    assert set(INGEST_FORMATS) == {*FILE_INGESTERS, "wmt"}
+    with pytest.raises(InputError, match=r"^wmt23: is a WMT test set: ingest one language pair"):
+        open_study(test_set)

@@ -83,8 +83,8 @@ def criteria_cube(
         raise ValueError(
             "the store holds no human criteria to correlate against: ingest human judgements "
             "(in a tidy file, give their rows kind 'human' in a `kind` column, or rater-level "
-            "rows with a `rater` column; or mark them at ingest: `ingest --human MEASURE[,...]`), "
-            "or use --against metrics"
+            "rows with a `rater` column; or mark them when ingesting the file into a new store: "
+            "`ingest --human MEASURE[,...]`), or use --against metrics"
         )
     return measures_cube(study, ("human", *kinds), include_human, system_scores)
 
@@ -179,6 +179,29 @@ def correlation_matrix(
 def human_mask(cube: Cube) -> np.ndarray:
     """Boolean mask of the human criteria along the cube's measure axis."""
     return np.asarray(cube.kinds) == "human"
+
+
+def measure_against(cube: Cube, rows: np.ndarray, cols: np.ndarray) -> dict[str, list[str]]:
+    """The ``measure, against`` columns of a (len(rows), len(cols)) block of ``cube``'s measures,
+    row-major: one row per (measure ``rows[r]``, measure ``cols[c]``)."""
+    names = np.asarray(cube.measures, dtype=object)
+    return {
+        "measure": np.repeat(names[rows], len(cols)).tolist(),
+        "against": np.tile(names[cols], len(rows)).tolist(),
+    }
+
+
+def criterion_cube(
+    study: Study, criterion: str, kinds: tuple[str, ...], include_human: bool
+) -> tuple[str, list[str], Cube]:
+    """The criterion's name (by name or abbreviation), the names of the measures of ``kinds``
+    other than it, and their cube with the criterion last; ValueError for bad ``kinds``."""
+    kinds = check_kinds(kinds)
+    criterion = study.criterion(criterion)
+    names = [
+        m for m, k in zip(study.measures, study.kinds, strict=True) if k in kinds and m != criterion
+    ]
+    return criterion, names, study.cube(measures=[*names, criterion], include_human=include_human)
 
 
 def ordered_pairs_frame(

@@ -40,6 +40,7 @@ from hanna_stats.analyses._common import (
     check_level,
     correlation_matrix,
     human_mask,
+    measure_against,
 )
 from hanna_stats.kernels import (
     PVALUE_METHODS,
@@ -358,12 +359,10 @@ def correlation_frame(
     ``cube``.
     """
     statistic, n_groups, n_skipped = result
-    names = np.asarray(cube.measures, dtype=object)
     n_r, n_c = len(row_idx), len(col_idx)
     return pl.DataFrame(
         {
-            "measure": np.repeat(names[row_idx], n_c).tolist(),
-            "against": np.tile(names[col_idx], n_r).tolist(),
+            **measure_against(cube, row_idx, col_idx),
             "level": [level] * (n_r * n_c),
             "method": [method] * (n_r * n_c),
             "variant": [variant if method == "kendall" else None] * (n_r * n_c),

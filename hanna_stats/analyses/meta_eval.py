@@ -26,11 +26,12 @@ from hanna_stats.analyses._common import (
     check_kinds,
     check_level,
     criteria_cube,
+    criterion_cube,
     human_mask,
+    measure_against,
     ordered_pairs_frame,
 )
 from hanna_stats.kernels import (
-    TIE_STATISTICS,
     calibrated_permutation_test,
     permutation_test_pairs,
     significance_clusters,
@@ -50,16 +51,49 @@ def _split(cube: Cube) -> tuple[np.ndarray, np.ndarray]:
     return np.flatnonzero(human), np.flatnonzero(~human)
 
 
-def _pairs_frame(cube: Cube, rows: np.ndarray, cols: np.ndarray, columns: dict) -> pl.DataFrame:
-    """One row per (automatic measure ``rows[a]``, criterion ``cols[c]``): ``measure,
-    against`` and the (len(cols), len(rows)) arrays of ``columns``, transposed."""
-    names = np.asarray(cube.measures, dtype=object)
-    n_r, n_c = len(rows), len(cols)
-    frame = {"measure": np.repeat(names[rows], n_c).tolist(), "against": np.tile(names[cols], n_r)}
-    frame["against"] = frame["against"].tolist()
+#: Columns of :func:`calibrated_accuracy`.
+CALIBRATED_ACCURACY_SCHEMA = {
+    "measure": pl.String,
+    "against": pl.String,
+    "level": pl.String,
+    "method": pl.String,
+    "group_by": pl.String,
+    "statistic": pl.Float64,
+    "epsilon": pl.Float64,
+    "n_groups": pl.Int64,
+    "n_skipped": pl.Int64,
+}
+#: Columns of :func:`spa`.
+SPA_SCHEMA = {
+    "measure": pl.String,
+    "against": pl.String,
+    "method": pl.String,
+    "statistic": pl.Float64,
+    "permutations": pl.Int64,
+    "seed": pl.Int64,
+}
+#: Columns of :func:`metric_clusters` (``epsilon`` for ``method="acc_eq"`` only).
+METRIC_CLUSTERS_SCHEMA = {
+    "criterion": pl.String,
+    "level": pl.String,
+    "method": pl.String,
+    "measure": pl.String,
+    "statistic": pl.Float64,
+    "rank": pl.Int64,
+    "epsilon": pl.Float64,
+}
+
+
+def _pairs_frame(
+    cube: Cube, rows: np.ndarray, cols: np.ndarray, schema: dict, columns: dict
+) -> pl.DataFrame:
+    """One row per (automatic measure ``rows[a]``, criterion ``cols[c]``), as ``schema``:
+    ``measure, against`` and the scalars or (len(cols), len(rows)) arrays of ``columns``,
+    transposed."""
+    frame = measure_against(cube, rows, cols)
     for name, values in columns.items():
-        frame[name] = np.broadcast_to(values, (n_c, n_r)).T.ravel().tolist()
-    return pl.DataFrame(frame)
+        frame[name] = np.broadcast_to(values, (len(cols), len(rows))).T.ravel().tolist()
+    return pl.DataFrame({key: frame[key] for key in schema}, schema=schema)
 
 
 def calibrated_accuracy(
@@ -97,7 +131,6 @@ def calibrated_accuracy(
         statistic, epsilon, n_groups, n_skipped`` (``method`` is the statistic's name).
     """
     level = check_level(level)
-    check_choice("statistic", statistic, TIE_STATISTICS)
     cube = criteria_cube(study, check_kinds(kinds), include_human)
     criteria, measures = _split(cube)
     res = tie_calibration(
@@ -111,6 +144,7 @@ def calibrated_accuracy(
         cube,
         measures,
         criteria,
+        CALIBRATED_ACCURACY_SCHEMA,
         {
             "level": level,
             "method": statistic,
@@ -121,18 +155,6 @@ def calibrated_accuracy(
             "n_skipped": res.n_skipped,
         },
     )
-
-
-def _criterion_cube(
-    study: Study, criterion: str, kinds: tuple[str, ...], include_human: bool
-) -> tuple[str, list[str], Cube]:
-    """The criterion's name, the automatic measures' names and their cube (criterion last)."""
-    kinds = check_kinds(kinds)
-    criterion = study.criterion(criterion)
-    names = [
-        m for m, k in zip(study.measures, study.kinds, strict=True) if k in kinds and m != criterion
-    ]
-    return criterion, names, study.cube(measures=[*names, criterion], include_human=include_human)
 
 
 #: Columns of :func:`calibrated_comparison`.
@@ -185,7 +207,7 @@ def calibrated_comparison(
         H1 "``measure_a`` agrees better with the criterion than ``measure_b``".
     """
     level = check_level(level)
-    criterion, names, cube = _criterion_cube(study, criterion, kinds, include_human)
+    criterion, names, cube = criterion_cube(study, criterion, kinds, include_human)
     res = calibrated_permutation_test(
         cube.values[-1],
         cube.values[:-1],
@@ -242,6 +264,7 @@ def spa(
         cube,
         measures,
         criteria,
+        SPA_SCHEMA,
         {
             "method": "spa",
             "statistic": res.statistic,
@@ -279,11 +302,12 @@ def metric_clusters(
     -------
     polars.DataFrame
         One row per measure, best first: ``criterion, level, method, measure, statistic,
-        rank`` (the cluster's rank, 1 = top; ``epsilon`` too for ``acc_eq``).
+        rank`` (the cluster's rank, 1 = top; ``epsilon`` too for ``acc_eq``). A measure whose
+        statistic is undefined (NaN) has a null rank and comes last.
     """
     level = check_level(level)
     check_choice("method", method, CLUSTER_METHODS)
-    criterion, names, cube = _criterion_cube(study, criterion, kinds, include_human)
+    criterion, names, cube = criterion_cube(study, criterion, kinds, include_human)
     columns = {}
     if method == "acc_eq":
         res = calibrated_permutation_test(
@@ -303,16 +327,18 @@ def metric_clusters(
             progress=progress,
         )
     ranks = significance_clusters(res.statistic, res.pvalue, alpha=alpha)
+    undefined = np.isnan(res.statistic)
     n = len(names)
-    frame = pl.DataFrame(
-        {
-            "criterion": [criterion] * n,
-            "level": [level] * n,
-            "method": [method] * n,
-            "measure": names,
-            "statistic": res.statistic,
-            "rank": ranks,
-            **columns,
-        }
+    columns |= {
+        "criterion": [criterion] * n,
+        "level": [level] * n,
+        "method": [method] * n,
+        "measure": names,
+        "statistic": res.statistic,
+        "rank": [None if u else int(r) for r, u in zip(ranks, undefined, strict=True)],
+    }
+    schema = {key: dtype for key, dtype in METRIC_CLUSTERS_SCHEMA.items() if key in columns}
+    frame = pl.DataFrame({key: columns[key] for key in schema}, schema=schema)
+    return frame.sort(
+        ["rank", "statistic"], descending=[False, True], nulls_last=True, maintain_order=True
     )
-    return frame.sort(["rank", "statistic"], descending=[False, True], maintain_order=True)

@@ -26,7 +26,9 @@ from hanna_stats.analyses._common import (
     check_kinds,
     check_level,
     correlation_matrix,
+    criterion_cube,
     human_mask,
+    measure_against,
     ordered_pairs_frame,
 )
 from hanna_stats.kernels import CI_METHODS, RESAMPLE, bootstrap_ci, permutation_test_pairs
@@ -140,13 +142,10 @@ def correlation_ci(
         seed=seed,
         statistic=statistic,
     )
-    names = np.asarray(cube.measures, dtype=object)
-    n_r, n_c = len(rows), len(cols)
-    n = n_r * n_c
+    n = len(rows) * len(cols)
     return pl.DataFrame(
         {
-            "measure": np.repeat(names[rows], n_c).tolist(),
-            "against": np.tile(names[cols], n_r).tolist(),
+            **measure_against(cube, rows, cols),
             "level": [level] * n,
             "method": [method] * n,
             "resample": [resample] * n,
@@ -259,13 +258,8 @@ def permutation_test(
     level = check_level(level)
     check_choice("method", method, METHODS)
     check_choice("alternative", alternative, ("two-sided", "greater", "less"))
-    check_choice("unit", unit, ("both", "systems", "inputs"))
-    kinds = check_kinds(kinds)
-    criterion = study.criterion(criterion)
-    names = [
-        m for m, k in zip(study.measures, study.kinds, strict=True) if k in kinds and m != criterion
-    ]
-    cube = study.cube(measures=[*names, criterion], include_human=include_human)
+    check_choice("unit", unit, RESAMPLE)
+    criterion, names, cube = criterion_cube(study, criterion, kinds, include_human)
     res = permutation_test_pairs(
         cube.values[:-1],
         cube.values[-1],

@@ -164,9 +164,10 @@ def user_study_agreement(
         Level of the AC1, kappa and alpha intervals.
     resamples : int
         Bootstrap resamples of alpha's interval, in [1, 1,000,000].
-    seed : int
+    seed : int, numpy.random.Generator or None
         Seed of alpha's bootstrap draws, an int in [0, 2**63) (default 0: the table is
-        reproducible).
+        reproducible; each issue draws from the same seed). A Generator is advanced by each
+        issue's draw instead, so the issues then get different draws.
 
     Returns
     -------

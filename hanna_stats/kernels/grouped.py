@@ -304,13 +304,13 @@ def observation_counts(A, B):
     return present_a @ present_b
 
 
-def grouped_cubes(arrays, level, nan_policy, group_by="input", **options):
-    """Validated cubes as ``level`` correlates them (:func:`at_level`), ``group_by`` checked.
+def grouped_cubes(arrays, level, nan_policy, group_by="input", weighting="uniform"):
+    """Validated cubes as ``level`` correlates them (:func:`at_level`), ``group_by`` and
+    ``weighting`` (of :func:`aggregate_cells`) checked.
 
-    ``arrays`` maps argument names to array_like cubes (M, G, S) that must agree on (G, S);
-    ``options`` are further options to check (names of ``_options.CHOICES``).
+    ``arrays`` maps argument names to array_like cubes (M, G, S) that must agree on (G, S).
     """
-    check_options(level=level, nan_policy=nan_policy, group_by=group_by, **options)
+    check_options(level=level, nan_policy=nan_policy, group_by=group_by, weighting=weighting)
     if group_by != "input" and level != "item":
         raise ValueError(
             f"group_by={group_by!r} needs level='item'; level {level!r} correlates one group"
@@ -322,8 +322,8 @@ def grouped_cubes(arrays, level, nan_policy, group_by="input", **options):
 def aggregate_cells(R, cubes, omit, weighting="uniform"):
     """:func:`_aggregate` of per-group values ``R`` of ``cubes`` (A, B) with ``weighting``:
     ``"uniform"`` (each valid group alike) or ``"count"`` (each group weighted by the
-    observations present in both vectors, :func:`observation_counts`)."""
-    check_option("weighting", weighting)
+    observations present in both vectors, :func:`observation_counts`); ``weighting`` as
+    checked by :func:`grouped_cubes`."""
     weights = observation_counts(cubes[0], cubes[-1]) if weighting == "count" else None
     return _aggregate(R, omit, weights)
 

@@ -97,10 +97,11 @@ def permutation_swaps(n_inputs, n_systems, *, permutations=1000, seed=0, unit="b
 
 def standardize(X):
     """z-scores of each measure over all its cells: ``(x - mean) / std`` (ddof 0), as
-    ``scipy.stats.zscore`` of the flattened matrix; a constant measure becomes all zeros."""
+    ``scipy.stats.zscore`` of the flattened matrix (``nan_policy="omit"``: missing cells stay
+    NaN and are left out of the mean and std); a constant measure becomes all zeros."""
     flat = X.reshape(X.shape[0], -1)
-    mean = flat.mean(axis=1)
-    std = flat.std(axis=1)
+    mean = np.nanmean(flat, axis=1)
+    std = np.nanstd(flat, axis=1)
     std[std == 0] = 1.0
     return ((X - mean[:, None, None]) / std[:, None, None]).reshape(X.shape)
 
@@ -414,7 +415,7 @@ def _fast_path(shape, level, method, variant):
 def _pair_blocks(shape, K, level, method, variant):
     """Index blocks of the K pairs: one block, or for the fast path blocks whose coefficients
     take at most ``FAST_BLOCK_BYTES``."""
-    size = K
+    size = max(K, 1)
     if _fast_path(shape, level, method, variant):
         _, G, S = shape
         size = max(1, FAST_BLOCK_BYTES // (4 * G * (1 + S * (S + 1) // 2)))
@@ -544,7 +545,8 @@ def permutation_test_pairs(
     the swapped cells enter the per-system means (over inputs), computed for all pairs at once
     from ``T[p, m, s] = sum_g W[p, g, s] z[m, g, s] / G`` (a permuted mean of ``a`` is
     ``mean_a + T_b - T_a``); at item and global level the swapped vectors are correlated per
-    input (item-level Kendall tau-a/b by matrix products, see :func:`permutation_null`). One
+    input (item-level Kendall tau-a/b by integer polynomials in the swap bits, see
+    :func:`permutation_null`). One
     draw of swaps serves every pair. p-values as :func:`permutation_pvalues`.
 
     ``statistic`` and ``delta`` are computed on the original data (they equal

@@ -42,7 +42,8 @@ def pairwise_pvalues(X, *, permutations=1000, seed=0, signs=None):
     Significance in Human Evaluation of Automatic Metrics via Soft Pairwise Accuracy", WMT
     (mt-metrics-eval's ``pce.compute_pairwise_p_values``, which draws its signs from seed 4 in
     float32). Inputs where either system's value is missing are left out of that pair's sums
-    (their difference counts as 0).
+    (their difference counts as 0). For a measure without missing values, ``T*`` comes from the
+    permuted sums of each system, then their differences, as in mt-metrics-eval.
 
     Parameters
     ----------
@@ -77,12 +78,16 @@ def pairwise_pvalues(X, *, permutations=1000, seed=0, signs=None):
         if signs.shape[1] != n_inputs or not np.isin(signs, (-1.0, 1.0)).all():
             raise ValueError(f"signs must be -1 or +1, of shape (K, {n_inputs})")
     i, j = np.triu_indices(n_systems, 1)
-    D = np.nan_to_num(X[:, :, i] - X[:, :, j])  # (M, G, pairs)
-    observed = D.sum(axis=1)  # (M, pairs)
-    null = signs @ D  # (M, K, pairs)
-    gamma = 1e-10 * np.abs(D).sum(axis=1)  # rounding of sums in another order
     P = np.full((X.shape[0], n_systems, n_systems), np.nan)
-    P[:, i, j] = (null >= (observed - gamma)[:, None, :]).mean(axis=1)
+    for m, x in enumerate(X):  # one measure at a time: the (K, pairs) arrays stay small
+        d = np.nan_to_num(x[:, i] - x[:, j])  # (G, pairs)
+        if np.isnan(x).any():
+            null = signs @ d  # pair by pair, the inputs a pair misses left out
+        else:  # as mt-metrics-eval: the permuted sums of each system, then their differences
+            partial = signs @ x
+            null = partial[:, i] - partial[:, j]
+        gamma = 1e-10 * np.abs(d).sum(axis=0)  # rounding of sums in another order
+        P[m, i, j] = (null >= d.sum(axis=0) - gamma).mean(axis=0)
     return P
 
 

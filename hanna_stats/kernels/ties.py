@@ -16,7 +16,7 @@ from numba import njit, prange
 
 from ._options import check_count, check_option, check_seed
 from .grouped import at_level, grouped_cubes
-from .permutation import permutation_swaps
+from .permutation import permutation_swaps, standardize
 
 #: The statistics of tie calibration: ``acc_eq = (C + T_hm) / N`` and
 #: ``tau_eq = (C + T_hm - D - T_h - T_m) / N = 2 acc_eq - 1``.
@@ -24,7 +24,8 @@ TIE_STATISTICS = ("acc_eq", "tau_eq")
 #: What a permutation of :func:`calibrated_permutation_test` swaps between two metrics: their
 #: outcomes on each pair of observations, or their z-scored scores on each (input, system) cell.
 SWAP_UNITS = ("pairs", "scores")
-#: Largest number of swap indicators (permutations x groups x pairs) drawn at once.
+#: Largest number of swap indicators (permutations x groups x pairs) drawn at once: 256 MiB as
+#: uint8, and 2 GiB as the float64 signs (+-1) of the permutation sums.
 MAX_SWAPS = 2**28
 #: Values of the calibration curve within this absolute distance count as equal maxima (the
 #: smallest epsilon among them is chosen): sums of ``1 / n_pairs`` terms differ in the last bits
@@ -96,11 +97,11 @@ def _cell(H, M, diff, order, epsilon, omit):
     n_groups = 0
     for g in range(groups):
         count = 0
+        missing = False
         for i in range(n):
             for j in range(i + 1, n):
                 if np.isnan(H[g, i]) or np.isnan(H[g, j]) or np.isnan(diff[k]):
-                    if not omit:
-                        return np.nan, np.nan, n_groups, groups - n_groups
+                    missing = True
                     strict[k] = -1
                 else:
                     hs = np.int8(H[g, j] > H[g, i]) - np.int8(H[g, j] < H[g, i])
@@ -109,6 +110,8 @@ def _cell(H, M, diff, order, epsilon, omit):
                     tie[k] = hs == 0
                     count += 1
                 k += 1
+        if missing and not omit:
+            count = 0  # a group with a missing value is skipped; the cell is then undefined
         counts[g] = count
         if count:
             weight[g] = 1.0 / count
@@ -240,20 +243,26 @@ def tie_calibration(
     (0.6666666666666666, 4.0)
     """
     check_option("statistic", statistic, TIE_STATISTICS)
-    omit = nan_policy == "omit"
     Hc, Mc = grouped_cubes({"H": H, "M": M}, level, nan_policy, group_by)
+    stat, eps, n_groups, n_skipped = _calibrated(Hc, Mc, epsilon, nan_policy, level, statistic)
+    if statistic == "tau_eq":
+        stat = 2.0 * stat - 1.0
+    return TieCalibrationResult(stat, eps, n_groups, n_skipped)
+
+
+def _calibrated(Hc, Mc, epsilon, nan_policy, level, statistic):
+    """:func:`_calibrate` of the level cubes (measure, group, observations): ``acc_eq``,
+    ``epsilon``, ``n_groups``, ``n_skipped``; ValueError for an undefined cell under
+    ``nan_policy="raise"``."""
     epsilons = _epsilons(epsilon, (Hc.shape[0], Mc.shape[0]))
-    # (measure, group, observations) per measure, contiguous per group.
-    stat, eps, n_groups, n_skipped = _calibrate(Hc, Mc, epsilons, omit)
+    stat, eps, n_groups, n_skipped = _calibrate(Hc, Mc, epsilons, nan_policy == "omit")
     if nan_policy == "raise" and np.isnan(stat).any():
         i, j = (int(k) for k in np.argwhere(np.isnan(stat))[0])
         raise ValueError(
             f"tie-calibrated {statistic} of H[{i}] and M[{j}] is undefined at level {level!r}: "
             "missing values or fewer than 2 observations in a group (nan_policy='raise')"
         )
-    if statistic == "tau_eq":
-        stat = 2.0 * stat - 1.0
-    return TieCalibrationResult(stat, eps, n_groups, n_skipped)
+    return stat, eps, n_groups, n_skipped
 
 
 def _pair_correct(H, M, epsilon):
@@ -356,21 +365,17 @@ def calibrated_permutation_test(
     """
     check_option("statistic", statistic, TIE_STATISTICS)
     check_option("swap", swap, SWAP_UNITS)
+    if swap == "scores" and epsilon is not None:
+        raise ValueError("swap='scores' re-calibrates every permutation: epsilon must be None")
     h = np.asarray(h, dtype=np.float64)
     if h.ndim != 2:
         raise ValueError(f"h must have 2 dimensions (groups, systems); got shape {h.shape}")
-    calibrated = tie_calibration(
-        h[None], M, level=level, epsilon=epsilon, nan_policy=nan_policy, group_by=group_by
-    )
-    stat = calibrated.statistic[0]
-    eps = calibrated.epsilon[0]
-    if swap == "scores":
-        if epsilon is not None:
-            raise ValueError("swap='scores' re-calibrates every permutation: epsilon must be None")
-        M = np.asarray(M, dtype=np.float64)
-        options = (level, nan_policy, group_by, permutations, seed, swaps)
-        return _finish(stat, eps, _recalibrated_pvalues(h, M, stat, *options), statistic)
     Hc, Mc = grouped_cubes({"h": h[None], "M": M}, level, nan_policy, group_by)
+    stat, eps = (x[0] for x in _calibrated(Hc, Mc, epsilon, nan_policy, level, statistic)[:2])
+    if swap == "scores":
+        M = np.asarray(M, dtype=np.float64)  # validated by grouped_cubes: (Mm, G, S)
+        options = (level, nan_policy, group_by, permutations, seed, swaps)
+        return _finish(stat, eps, _recalibrated_pvalues(Hc, M, stat, *options), statistic)
     n_groups, n_obs = Hc.shape[1], Hc.shape[2]
     n_pairs = n_obs * (n_obs - 1) // 2
     if swaps is None:
@@ -381,7 +386,7 @@ def calibrated_permutation_test(
             raise ValueError(
                 f"swaps must have shape (K, {n_groups}, {n_pairs}); got {swaps.shape}"
             )
-    signs = (1.0 - 2.0 * swaps.reshape(swaps.shape[0], -1)).astype(np.float64)
+    signs = 1.0 - 2.0 * swaps.reshape(swaps.shape[0], -1)  # +-1, float64 for integer swaps
     C = _pair_correct(Hc, Mc, np.nan_to_num(eps))  # NaN epsilon: undefined metric
     measures = Mc.shape[0]
     pvalue = np.full((measures, measures), np.nan)
@@ -414,30 +419,23 @@ def _finish(stat, eps, pvalue, statistic):
     return CalibratedPermutationResult(stat, eps, stat[:, None] - stat[None, :], pvalue)
 
 
-def _recalibrated_pvalues(h, M, stat, level, nan_policy, group_by, permutations, seed, swaps):
-    """p-values of ``swap="scores"``: z-scored cells swapped, both hybrids re-calibrated."""
-    if M.ndim != 3 or M.shape[1:] != h.shape:
-        raise ValueError(f"M must have shape (Mm, {h.shape[0]}, {h.shape[1]}); got {M.shape}")
+def _recalibrated_pvalues(Hc, M, stat, level, nan_policy, group_by, permutations, seed, swaps):
+    """p-values of ``swap="scores"``: z-scored cells of ``M`` (Mm, G, S) swapped, both hybrids
+    re-calibrated against ``Hc``, the human vector's level cube."""
+    groups, systems = M.shape[1:]
     if swaps is None:
-        swaps = permutation_swaps(h.shape[0], h.shape[1], permutations=permutations, seed=seed)
+        swaps = permutation_swaps(groups, systems, permutations=permutations, seed=seed)
     swaps = np.asarray(swaps)
-    if swaps.ndim != 3 or swaps.shape[1:] != h.shape:
-        raise ValueError(
-            f"swaps must have shape (K, {h.shape[0]}, {h.shape[1]}); got {swaps.shape}"
-        )
-    flat = M.reshape(M.shape[0], -1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        std = np.nanstd(flat, axis=1)
-        Z = (M - np.nanmean(flat, axis=1)[:, None, None]) / np.where(std > 0, std, 1.0)[
-            :, None, None
-        ]
+    if swaps.ndim != 3 or swaps.shape[1:] != (groups, systems):
+        raise ValueError(f"swaps must have shape (K, {groups}, {systems}); got {swaps.shape}")
+    Z = standardize(M)
     omit = nan_policy == "omit"
-    Hc = at_level(h[None], level, omit, group_by)
     a, b = np.triu_indices(M.shape[0], 1)
+    Za, Zb = Z[a], Z[b]
     null = np.empty((swaps.shape[0], a.size))
     for k in range(swaps.shape[0]):
         s = swaps[k].astype(bool)
-        hybrids = np.concatenate([np.where(s, Z[b], Z[a]), np.where(s, Z[a], Z[b])])
+        hybrids = np.concatenate([np.where(s, Zb, Za), np.where(s, Za, Zb)])
         cubes = np.ascontiguousarray(at_level(hybrids, level, omit, group_by))
         permuted = _calibrate(Hc, cubes, np.full((1, cubes.shape[0]), -1.0), omit)[0][0]
         null[k] = permuted[: a.size] - permuted[a.size :]  # a's hybrid minus b's

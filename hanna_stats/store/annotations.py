@@ -16,11 +16,10 @@ from hanna_stats.store import batch as b
 from hanna_stats.store.catalogue import (
     CRITERIA,
     HUMAN_SYSTEM,
-    LIKERT_MAX,
-    LIKERT_MIN,
     MODEL_COLUMN,
     classify,
 )
+from hanna_stats.store.scales import check_likert
 from hanna_stats.store.source import Source, csv_records, require_columns
 
 _CRITERION_NAMES = [name for name, _ in CRITERIA]
@@ -152,13 +151,7 @@ def parse_annotations(source: Source) -> b.Batch:
             score = _number(source, row[at[criterion]], i, criterion)
             if score is None:
                 continue
-            if not (LIKERT_MIN <= score <= LIKERT_MAX and score.is_integer()):
-                raise source.error(
-                    f"expected a Likert rating, a whole number from {LIKERT_MIN:g} to "
-                    f"{LIKERT_MAX:g}, got {score:g}",
-                    row=i,
-                    column=criterion,
-                )
+            check_likert(source, score, f"{score:g}", row=i, column=criterion)
             ratings.append((str(sid), worker, criterion, score, work_time, assignment, None, i))
 
     n = len({s.prompt for s in stories.values()})

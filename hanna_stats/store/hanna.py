@@ -32,6 +32,10 @@ from hanna_stats.store.catalogue import (
 )
 from hanna_stats.store.source import Source, csv_records, require_columns
 
+#: The study name HANNA's files give a store.
+STUDY = "HANNA"
+#: HANNA's word for its items (the report's "story level").
+ITEM_WORD = "story"
 _CRITERION_NAMES = [name for name, _ in CRITERIA]
 # Largest gap tolerated between the mean of the judge-slot ratings and the criterion column.
 _SLOT_MEAN_TOLERANCE = 1e-9

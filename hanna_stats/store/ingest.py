@@ -11,7 +11,8 @@ Every ingest
    ``ingests`` and recreates the ``scores_wide`` view, all in one transaction: on any error the
    store is exactly as before;
 4. keeps one study per store: a file none of whose inputs the store holds is refused unless
-   ``extend=True``, and one that would change stored values unless ``replace=True`` (see
+   ``extend=True`` (a WMT language pair into a store of another study or pair: always), and one
+   that would change stored values unless ``replace=True`` (see
    :func:`~hanna_stats.store.batch.write_batch`); the summary says what was added and replaced;
 5. checks every value against its measure's scale (:mod:`hanna_stats.store.scales`): a human
    value off its scale is refused; any other follows ``scale_policy`` (``error``, ``missing``,
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from dataclasses import replace as replace_fields
 from pathlib import Path
 
 import duckdb
@@ -33,6 +35,9 @@ import polars as pl
 
 from hanna_stats.store.annotations import parse_annotations
 from hanna_stats.store.batch import Batch, write_batch
+from hanna_stats.store.fetch import ANNOTATIONS_FILE, LLM_FILE, METRIC_SCORES_FILE
+from hanna_stats.store.hanna import ITEM_WORD as HANNA_ITEM_WORD
+from hanna_stats.store.hanna import STUDY as HANNA
 from hanna_stats.store.hanna import parse_metric_scores
 from hanna_stats.store.scales import COUNTS
 from hanna_stats.store.source import Source, read_source
@@ -40,7 +45,8 @@ from hanna_stats.store.summeval import ITEM_WORD as SUMMEVAL_ITEM_WORD
 from hanna_stats.store.summeval import STUDY as SUMMEVAL
 from hanna_stats.store.summeval import parse_summeval
 from hanna_stats.store.tidy import parse_tidy
-from hanna_stats.store.wmt import parse_test_set, read_test_set
+from hanna_stats.store.wmt import ITEM_WORD as WMT_ITEM_WORD
+from hanna_stats.store.wmt import is_test_set, parse_test_set, read_test_set
 
 FORMAT_METRIC_SCORES = "hanna-metric-scores"
 FORMAT_LLM = "hanna-llm"
@@ -48,9 +54,41 @@ FORMAT_ANNOTATIONS = "hanna-annotations"
 FORMAT_TIDY = "tidy"
 FORMAT_SUMMEVAL = "summeval"
 FORMAT_WMT = "wmt"
-#: The study name HANNA's files give a store, and HANNA's word for its items.
-HANNA = "HANNA"
-HANNA_ITEM_WORD = "story"
+#: A HANNA data folder (:func:`~hanna_stats.store.cube.ingest_hanna_dir`), not a file format.
+FORMAT_HANNA_DIR = "hanna-dir"
+#: HANNA's files by name, and their formats.
+HANNA_FILE_FORMATS = {
+    METRIC_SCORES_FILE: FORMAT_METRIC_SCORES,
+    LLM_FILE: FORMAT_LLM,
+    ANNOTATIONS_FILE: FORMAT_ANNOTATIONS,
+}
+#: Files of this suffix (any case) are SummEval's annotations (``model_annotations.aligned.jsonl``).
+SUMMEVAL_SUFFIX = ".jsonl"
+
+
+def detect_format(path: str | Path) -> str:
+    """The format of ``path`` when none is named (CLI ``ingest`` without ``--format``).
+
+    A folder holding ``human-scores/`` and ``metric-scores/`` is a WMT test set (``"wmt"``),
+    another folder a HANNA data folder (``"hanna-dir"``); a file is the HANNA format of its name
+    (``"hanna-metric-scores"``, ``"hanna-llm"``, ``"hanna-annotations"``), else SummEval's
+    annotations when its suffix is ``.jsonl`` in any case (``"summeval"``), else ``"tidy"``.
+
+    Examples
+    --------
+    >>> detect_format("data/hanna_metric_scores_llm.csv")
+    'hanna-llm'
+    >>> detect_format("model_annotations.aligned.paired.JSONL")
+    'summeval'
+    >>> detect_format("scores.parquet")
+    'tidy'
+    """
+    path = Path(path)
+    if path.is_dir():
+        return FORMAT_WMT if is_test_set(path) else FORMAT_HANNA_DIR
+    if path.name in HANNA_FILE_FORMATS:
+        return HANNA_FILE_FORMATS[path.name]
+    return FORMAT_SUMMEVAL if path.suffix.lower() == SUMMEVAL_SUFFIX else FORMAT_TIDY
 
 
 @dataclass(frozen=True)
@@ -76,6 +114,8 @@ class IngestSummary:
     scales : polars.DataFrame or None
         Per measure with a scale: the policy and the numbers of values, below, above, not whole
         and unparsed (table ``scale_checks``); None when skipped.
+    not_applied : tuple of str
+        Options given to a skipped ingest, which it did not apply (e.g. ``human_measures``).
     """
 
     source: str
@@ -86,10 +126,16 @@ class IngestSummary:
     added: dict[str, int] = field(default_factory=dict)
     replaced: int = 0
     scales: pl.DataFrame | None = None
+    not_applied: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         if self.skipped:
-            return f"{self.source}: already ingested ({self.format}), nothing written"
+            return f"{self.source}: already ingested ({self.format}), nothing written" + (
+                f"; not applied: {', '.join(self.not_applied)} (ingest the file into a new "
+                "store to apply them)"
+                if self.not_applied
+                else ""
+            )
         added = ", ".join(f"{n:,} {what}" for what, n in self.added.items())
         return (
             f"{self.source}: {self.format}, {self.n_values:,} values; new to the store: "
@@ -330,7 +376,7 @@ def ingest_tidy(
     -------
     IngestSummary
         n_values = rows written. A file already ingested is skipped whatever ``human_system``
-        and ``human_measures``.
+        and ``human_measures`` (``not_applied`` names those given).
 
     Raises
     ------
@@ -339,7 +385,7 @@ def ingest_tidy(
     DataNotFoundError
         If the file does not exist.
     """
-    return _ingest(
+    summary = _ingest(
         con,
         path,
         FORMAT_TIDY,
@@ -350,6 +396,13 @@ def ingest_tidy(
         replace=replace,
         scale_policy=scale_policy,
     )
+    if summary.skipped:
+        given = {
+            "human_system (--human-system)": human_system,
+            "human_measures (--human)": human_measures,
+        }
+        summary = replace_fields(summary, not_applied=tuple(k for k, v in given.items() if v))
+    return summary
 
 
 def ingest_summeval(
@@ -418,7 +471,9 @@ def ingest_wmt(
     (``en-de:17``), items (segment, system), measures the human scores (kind ``human``, e.g.
     ``mqm``) and metric scores (kind ``metric``, e.g. ``BLEU-refA``): segment-level values, and
     the system-level ones as given (table ``system_level_scores``). The study is named after the
-    folder and the pair, e.g. ``wmt23 en-de``.
+    folder and the pair, e.g. ``wmt23 en-de``. A store holds one pair: system and measure names
+    are not tied to a pair, so a store holding another study or pair is refused whatever
+    ``extend`` and ``replace`` say.
 
     Parameters
     ----------
@@ -442,19 +497,38 @@ def ingest_wmt(
     Raises
     ------
     InputError
-        Naming the folder, file, line and field (nothing is written).
+        Naming the folder, file, line and field, or when the store holds another study or pair
+        (nothing is written).
     DataNotFoundError
         If the folder does not exist.
     """
     source = read_test_set(path, lp=lp, ref=ref)
+    ((held, n_inputs),) = con.execute(
+        "SELECT (SELECT min(name) FROM study), (SELECT count(*) FROM inputs)"
+    ).fetchall()
+    if (held is not None or n_inputs) and held != source.name:
+        raise source.error(
+            f"this store holds {held or 'another study'}; a store holds one language pair: "
+            f"ingest {source.lp} into its own store"
+        )
     return _ingest(
         con,
         source,
         FORMAT_WMT,
         parse_test_set,
         study=source.name,
-        item_word="segment",
+        item_word=WMT_ITEM_WORD,
         extend=extend,
         replace=replace,
         scale_policy=scale_policy,
     )
+
+
+#: The ingest function of each file format (a folder: ``ingest_wmt``, ``ingest_hanna_dir``).
+FILE_INGESTERS: dict[str, Callable[..., IngestSummary]] = {
+    FORMAT_METRIC_SCORES: ingest_hanna_metric_scores,
+    FORMAT_LLM: ingest_hanna_llm,
+    FORMAT_ANNOTATIONS: ingest_hanna_annotations,
+    FORMAT_TIDY: ingest_tidy,
+    FORMAT_SUMMEVAL: ingest_summeval,
+}

@@ -28,7 +28,14 @@ from __future__ import annotations
 import duckdb
 import polars as pl
 
-from hanna_stats.store.catalogue import HUMAN, INTEGER, LIKERT, SCALE_POLICIES
+from hanna_stats.store.catalogue import (
+    HUMAN,
+    INTEGER,
+    LIKERT,
+    LIKERT_MAX,
+    LIKERT_MIN,
+    SCALE_POLICIES,
+)
 from hanna_stats.store.source import Source
 
 #: Columns of table ``scale_checks`` after its keys (one row per ingest and measure).
@@ -41,6 +48,23 @@ def check_policy(policy: str) -> str:
     if policy not in SCALE_POLICIES:
         raise ValueError(f"scale_policy must be one of {', '.join(SCALE_POLICIES)}; got {policy!r}")
     return policy
+
+
+def check_likert(source: Source, value: object, shown: str, **where: object) -> float:
+    """``value`` as a float if it is a Likert rating, a whole number from ``LIKERT_MIN`` to
+    ``LIKERT_MAX`` (an int or a float, not a bool); else an :class:`InputError` of ``source``
+    at ``where`` (row, column, context), ``shown`` being the value as the file writes it."""
+    if (
+        type(value) not in (int, float)
+        or not LIKERT_MIN <= value <= LIKERT_MAX
+        or value != int(value)
+    ):
+        raise source.error(
+            f"expected a Likert rating, a whole number from {LIKERT_MIN:g} to {LIKERT_MAX:g}, "
+            f"got {shown}",
+            **where,
+        )
+    return float(value)
 
 
 def _scales(con: duckdb.DuckDBPyConnection, batch_wins: bool) -> pl.DataFrame:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import csv
 import hashlib
 import io
@@ -47,9 +48,11 @@ def read_source(path: str | Path) -> Source:
     DataNotFoundError
         If the file does not exist.
     InputError
-        If it is empty (0 bytes).
+        If it is a folder or empty (0 bytes).
     """
     path = Path(path)
+    if path.is_dir():
+        raise InputError("is a folder; this format reads one file", file=path)
     if not path.is_file():
         raise DataNotFoundError(f"input file not found: {path}")
     data = path.read_bytes()
@@ -66,24 +69,35 @@ def _record_of_offset(text_before: str) -> int:
     return n_records if ends_record else n_records - 1
 
 
-def decode_text(source: Source) -> str:
-    """Decode a CSV file as UTF-8 (a leading byte-order mark is dropped).
+def decode_text(source: Source, *, rows: str = "records") -> str:
+    """Decode a file as UTF-8 (a leading byte-order mark is dropped).
+
+    Parameters
+    ----------
+    source : Source
+        The file.
+    rows : {"records", "lines"}
+        What an error counts as rows: CSV data records (row 1 is the first after the header; a
+        bad byte in the header says so) or lines of the file (row 1 is the first line).
 
     Raises
     ------
     InputError
-        Naming the data row holding the first invalid byte.
+        ``not valid UTF-8 (byte 0x.. at offset N)``, naming the row of the first invalid byte.
     """
+    if rows not in ("records", "lines"):
+        raise ValueError(f"rows must be 'records' or 'lines'; got {rows!r}")
+    bom = len(codecs.BOM_UTF8) if source.data.startswith(codecs.BOM_UTF8) else 0
+    data = source.data[bom:]
     try:
-        return source.data.decode("utf-8-sig")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        before = source.data[: exc.start].decode("utf-8-sig")
-        record = _record_of_offset(before)
-        where = {"row": record} if record > 0 else {}
+        before = data[: exc.start].decode("utf-8")
+        row = _record_of_offset(before) if rows == "records" else before.count("\n") + 1
         raise source.error(
-            f"not valid UTF-8 (byte 0x{source.data[exc.start]:02x} at offset {exc.start})"
-            + ("" if record > 0 else " in the header"),
-            **where,
+            f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {bom + exc.start})"
+            + ("" if row > 0 else " in the header"),
+            **({"row": row} if row > 0 else {}),
         ) from None
 
 

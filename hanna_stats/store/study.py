@@ -3,7 +3,7 @@
 :func:`load_study` reads a store in a handful of queries (the measure x input x system cube of
 every measure and system, the system-level values the study gives, the catalogue, the
 rater-level ratings of the human criteria, the systems, and the overview tables);
-:func:`open_study` does it from a store file, a HANNA folder or a tidy file in one call. The
+:func:`open_study` does it from a store file, a HANNA folder or a file to ingest in one call. The
 analyses (:mod:`hanna_stats.analyses`) take a Study and never touch SQL; results they compute
 more than once (a correlation matrix for one setting, the paired bootstrap of one seed) are
 memoised on it with :meth:`Study.memo`.
@@ -22,9 +22,17 @@ import polars as pl
 
 from hanna_stats.store.cube import Cube, build_hanna_store
 from hanna_stats.store.db import open_store
-from hanna_stats.store.errors import DataNotFoundError
+from hanna_stats.store.errors import DataNotFoundError, InputError
 from hanna_stats.store.fetch import METRIC_SCORES_FILE
-from hanna_stats.store.ingest import HANNA, HANNA_ITEM_WORD
+from hanna_stats.store.hanna import ITEM_WORD as HANNA_ITEM_WORD
+from hanna_stats.store.hanna import STUDY as HANNA
+from hanna_stats.store.ingest import (
+    FILE_INGESTERS,
+    FORMAT_HANNA_DIR,
+    FORMAT_TIDY,
+    FORMAT_WMT,
+    detect_format,
+)
 
 T = TypeVar("T")
 
@@ -65,6 +73,7 @@ UNION ALL SELECT -1, -1, s, NULL, name, is_human FROM ss
 _GIVEN = """
 SELECT measure, kind, measure_position, system, is_human, system_position, value
 FROM given_system_scores
+ORDER BY measure_position NULLS LAST, measure, system_position NULLS LAST, system
 """
 GIVEN_SCHEMA = {
     "measure": pl.String,
@@ -457,16 +466,18 @@ def _item_word(con: duckdb.DuckDBPyConnection) -> str:
 
 
 def open_study(source: str | Path, *, human_system: str | None = None) -> Study:
-    """Open a study in one call: a store file, a HANNA data folder or a tidy file.
+    """Open a study in one call: a store file, a HANNA data folder or a file to ingest.
 
     Parameters
     ----------
     source : str or Path
-        A DuckDB store file (``.duckdb``/``.db``, opened read-only; it must exist), a folder
-        holding ``hanna_metric_scores.csv`` (built into an in-memory store), or a tidy CSV or
-        Parquet file (columns ``item,input,system,measure,value[,rater]``, ingested into an
-        in-memory store), or SummEval's annotation file (``.jsonl``, likewise; see
-        :mod:`hanna_stats.store.summeval`).
+        A DuckDB store file (``.duckdb``/``.db``, any case; opened read-only; it must exist), a
+        folder holding ``hanna_metric_scores.csv`` (built into an in-memory store), or a file
+        ingested into an in-memory store in the format
+        :func:`~hanna_stats.store.ingest.detect_format` gives it: a HANNA file by its name,
+        SummEval's annotations (``.jsonl``; see :mod:`hanna_stats.store.summeval`), else a tidy
+        CSV or Parquet file (columns ``item,input,system,measure,value[,rater]``). A WMT test
+        set is refused: ingest one language pair into a store, then open the store.
     human_system : str, optional
         Tidy files: the system holding human-written references.
 
@@ -479,7 +490,7 @@ def open_study(source: str | Path, *, human_system: str | None = None) -> Study:
     DataNotFoundError
         If ``source`` does not exist or a folder lacks the HANNA files.
     InputError
-        If a file is malformed.
+        If a file is malformed, or ``source`` is a WMT test set.
 
     Examples
     --------
@@ -488,10 +499,15 @@ def open_study(source: str | Path, *, human_system: str | None = None) -> Study:
     >>> study = open_study("path/to/hanna")                      # doctest: +SKIP
     >>> correlate(study, level="system", method="kendall")              # doctest: +SKIP
     """
-    from hanna_stats.store.ingest import ingest_summeval, ingest_tidy
-
     path = Path(source)
-    if path.is_dir():
+    fmt = detect_format(path)
+    if fmt == FORMAT_WMT:
+        raise InputError(
+            "is a WMT test set: ingest one language pair into a store first "
+            "(`ingest --db FILE PATH --lp LP`), then open the store",
+            file=path,
+        )
+    if fmt == FORMAT_HANNA_DIR:
         if not (path / METRIC_SCORES_FILE).is_file():
             raise DataNotFoundError(f"{path}: no {METRIC_SCORES_FILE} in this folder")
         con = build_hanna_store(path)
@@ -499,12 +515,14 @@ def open_study(source: str | Path, *, human_system: str | None = None) -> Study:
         raise DataNotFoundError(f"{path}: no such file or folder")
     elif path.suffix.lower() in (".duckdb", ".db"):
         con = open_store(path, read_only=True)
-    elif path.suffix.lower() == ".jsonl":
-        con = open_store()
-        ingest_summeval(con, path)
     else:
         con = open_store()
-        ingest_tidy(con, path, human_system=human_system)
+        options = {"human_system": human_system} if fmt == FORMAT_TIDY else {}
+        try:
+            FILE_INGESTERS[fmt](con, path, **options)
+        except BaseException:
+            con.close()
+            raise
     try:
         return load_study(con)
     finally:

@@ -49,7 +49,8 @@ import re
 
 from hanna_stats.store import batch as b
 from hanna_stats.store.catalogue import HUMAN, LIKERT, LIKERT_MAX, LIKERT_MIN, METRIC
-from hanna_stats.store.source import Source
+from hanna_stats.store.scales import check_likert
+from hanna_stats.store.source import Source, decode_text
 
 #: The study name a SummEval file gives a store.
 STUDY = "SummEval"
@@ -77,13 +78,7 @@ def _show(value: object) -> str:
 
 def _records(source: Source) -> list[tuple[int, object]]:
     """(line number, parsed JSON) of every non-blank line."""
-    try:
-        text = source.data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise source.error(
-            f"not valid UTF-8 (byte 0x{source.data[exc.start]:02x} at offset {exc.start})",
-            row=source.data[: exc.start].count(b"\n") + 1,
-        ) from None
+    text = decode_text(source, rows="lines")
     records = []
     # split("\n"), not splitlines(): JSON strings may hold U+2028 and other line separators.
     for row, line in enumerate(text.split("\n"), start=1):
@@ -135,19 +130,8 @@ def _ratings(source: Source, record: dict, key: str, row: int, context: str) -> 
             if field not in rating:
                 raise source.error("missing field", row=row, column=column, context=context)
             value = rating[field]
-            if (
-                type(value) not in (int, float)
-                or not LIKERT_MIN <= value <= LIKERT_MAX
-                or value != int(value)
-            ):
-                raise source.error(
-                    f"expected a Likert rating, a whole number from {LIKERT_MIN:g} to "
-                    f"{LIKERT_MAX:g}, got {_show(value)}",
-                    row=row,
-                    column=column,
-                    context=context,
-                )
-            row_scores.append(float(value))
+            where = {"row": row, "column": column, "context": context}
+            row_scores.append(check_likert(source, value, _show(value), **where))
         scores.append(row_scores)
     return scores
 

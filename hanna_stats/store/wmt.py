@@ -14,12 +14,14 @@ language pair ``LP`` (e.g. ``en-de``) this module reads:
 - ``human-scores/LP.NAME.sys.score`` and ``metric-scores/LP/METRIC-REF.sys.score``: the
   system-level scores, the same lines with one score per system.
 
-Lines are read as MTME reads them: universal newlines, trailing whitespace removed, and MTME's
-``[No translation supplied]`` is a missing text. Only the ``.txt`` forms of sources, references
-and outputs are read (MTME also accepts ``.jsonl`` ones).
+Lines are read as MTME reads them: UTF-8 (a leading byte-order mark dropped), universal
+newlines, trailing whitespace removed, and MTME's ``[No translation supplied]`` is a missing text.
+Only the ``.txt`` forms of sources, references and outputs are read (MTME also accepts ``.jsonl``
+ones).
 
 In the store (one store = one study = one language pair; ``lp`` must be given when the test set
-has several):
+has several; a store holding another study or pair is refused, whatever ``extend`` and
+``replace`` say, since system and measure names are not tied to a pair):
 
 - an **input** is a segment, named ``LP:i`` with ``i`` the 0-based line of ``sources/LP.txt``
   (its position); its text is the source segment;
@@ -64,13 +66,15 @@ from pathlib import Path
 from hanna_stats.store import batch as b
 from hanna_stats.store.catalogue import CONTINUOUS, HUMAN, METRIC
 from hanna_stats.store.errors import DataNotFoundError, InputError
-from hanna_stats.store.source import Source, read_source
+from hanna_stats.store.source import Source, decode_text, read_source
 
 #: The folders of an MTME test set that the ingest needs.
 FOLDERS = ("sources", "references", "system-outputs", "human-scores", "metric-scores")
 SEG_SCORE = ".seg.score"
 SYS_SCORE = ".sys.score"
 NO_TRANSLATION = "[No translation supplied]"
+#: The study's word for its items (the report's "segment level").
+ITEM_WORD = "segment"
 
 
 def is_test_set(path: str | Path) -> bool:
@@ -205,14 +209,9 @@ def read_test_set(
 
 
 def _lines(source: Source) -> list[str]:
-    """The file's lines as MTME reads them (see the module); a bad UTF-8 byte names its line."""
-    try:
-        text = source.data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = source.data[: exc.start].count(b"\n") + 1
-        raise source.error(
-            f"not valid UTF-8 (byte 0x{source.data[exc.start]:02x})", row=line
-        ) from None
+    """The file's lines as MTME reads them (see the module; a leading byte-order mark is dropped);
+    a bad UTF-8 byte names its line."""
+    text = decode_text(source, rows="lines")
     return [line.rstrip() for line in io.StringIO(text, newline=None)]
 
 

@@ -18,6 +18,7 @@ at eps = 0.001); ``hanna_compat=True`` reproduces that, as in the published HANN
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -77,11 +78,13 @@ def _logsumexp(x: np.ndarray, axis: int) -> np.ndarray:
     return np.squeeze(top, axis) + np.log(np.exp(x - top).sum(axis=axis))
 
 
-def _sinkhorn_update(f, log_a, log_b, cost, eps):
-    """One log-domain Sinkhorn update of the dual potentials ``(f, g)`` at ``eps``."""
-    g = -eps * _logsumexp(log_a[:, None] + (f[:, None] - cost) / eps, axis=0)
-    f = -eps * _logsumexp(log_b[None, :] + (g[None, :] - cost) / eps, axis=1)
-    return f, g
+def _sinkhorn_update(f, g, log_a, log_b, cost, eps):
+    """One symmetrised log-domain Sinkhorn update of the dual potentials at ``eps``: each
+    potential moves halfway to its Sinkhorn update from the other one (Feydy et al., 2019,
+    Sec. 3.3, as ``geomloss``)."""
+    f_hat = -eps * _logsumexp(log_b[None, :] + (g[None, :] - cost) / eps, axis=1)
+    g_hat = -eps * _logsumexp(log_a[:, None] + (f[:, None] - cost) / eps, axis=0)
+    return 0.5 * (f + f_hat), 0.5 * (g + g_hat)
 
 
 def entropic_ot(
@@ -94,18 +97,20 @@ def entropic_ot(
               = \max_{f, g}\ \langle a, f \rangle + \langle b, g \rangle
               - \varepsilon \langle a b^\top, e^{(f \oplus g - C)/\varepsilon} - 1 \rangle
 
-    Sinkhorn updates of the dual potentials in the log domain (stable for any
-    :math:`\varepsilon`) with :math:`\varepsilon`-scaling: :math:`\varepsilon` shrinks
-    geometrically by :data:`EPS_SCALING` from :math:`\max C` down to each ``reg`` in turn
-    (largest first, warm-starting the next), one update per step (the annealing of Feydy et al.,
-    2019, Sec. 3.3, and of ``geomloss``), then updates at the ``reg`` until no potential moves by
-    more than :data:`TOLERANCE` (at most :data:`MAX_UPDATES`); the value is
-    :math:`\langle a, f \rangle + \langle b, g \rangle`. The annealing alone (a fixed ten
-    updates at the target) stopped short at :math:`\varepsilon = 0.001`: its dual value lay
-    0.011 below the converged one, below the Wasserstein distance it must exceed. With the
-    tolerance (1e-6; squared Euclidean costs of unit vectors lie in [0, 4]) the values lay within
-    1e-6 of POT's fully converged ``sinkhorn_log`` in our checks, for about 3x the time of the
-    annealing alone.
+    Symmetrised Sinkhorn updates of the dual potentials in the log domain (stable for any
+    :math:`\varepsilon`; each potential moves halfway to its update from the other, Feydy et al.,
+    2019, Sec. 3.3, as ``geomloss``) with :math:`\varepsilon`-scaling: :math:`\varepsilon`
+    shrinks geometrically by :data:`EPS_SCALING` from :math:`\max C` down to each ``reg`` in
+    turn (largest first, warm-starting the next), one update per step, then updates at the
+    ``reg`` until no potential moves by more than :data:`TOLERANCE` (at most
+    :data:`MAX_UPDATES`, with a ``RuntimeWarning`` naming the ``reg`` and the last move when they
+    do not get there); the value is :math:`\langle a, f \rangle + \langle b, g \rangle`.
+    Plain alternating updates crept there for 20,000 iterations (a cloud of 15 points onto
+    itself at ``reg`` 0.1), and the annealing alone (a fixed ten updates at the target) stopped
+    short at :math:`\varepsilon = 0.001`: its dual value lay 0.011 below the converged one,
+    below the Wasserstein distance it must exceed. With the tolerance (1e-6; squared Euclidean
+    costs of unit vectors lie in [0, 4]) the values lay within 1.2e-6 of POT's converged
+    ``sinkhorn_log`` in our checks (random unit-vector clouds of 2 to 50 points).
     """
     log_a, log_b = np.log(a), np.log(b)
     f, g = np.zeros(len(a)), np.zeros(len(b))
@@ -115,13 +120,20 @@ def entropic_ot(
         steps = int(np.ceil(np.log(eps / reg) / np.log(1 / EPS_SCALING)))
         schedule = [max(reg, eps * EPS_SCALING**k) for k in range(1, steps + 1)]
         for eps in schedule:
-            f, g = _sinkhorn_update(f, log_a, log_b, cost, eps)
+            f, g = _sinkhorn_update(f, g, log_a, log_b, cost, eps)
         for _ in range(MAX_UPDATES):
-            f_new, g_new = _sinkhorn_update(f, log_a, log_b, cost, reg)
+            f_new, g_new = _sinkhorn_update(f, g, log_a, log_b, cost, reg)
             moved = max(np.abs(f_new - f).max(), np.abs(g_new - g).max())
             f, g = f_new, g_new
             if moved <= TOLERANCE:
                 break
+        else:
+            warnings.warn(
+                f"entropic_ot: Sinkhorn did not converge at reg={reg:g} in {MAX_UPDATES} "
+                f"updates (the last moved a potential by {moved:.3g} > {TOLERANCE:g})",
+                RuntimeWarning,
+                stacklevel=2,
+            )
         values[reg] = a @ f + b @ g
     return np.array([values[reg] for reg in regs])
 

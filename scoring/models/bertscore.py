@@ -7,14 +7,13 @@ ICLR 2020. Defaults follow the paper's recommended English setting as shipped by
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 
 import numpy as np
 
 from scoring.models._embed import encode, idf_weights, tokenize, unit
 from scoring.models._runtime import load_checkpoint
-from scoring.registry import ScoringConfig, Texts, register
+from scoring.registry import ScoringConfig, Texts, group_references, register
 
 MODEL = "roberta-large"
 LAYER = 17
@@ -104,14 +103,11 @@ def bertscore(
     dict
         ``{"BERTScore Precision", "BERTScore Recall", "BERTScore F1"}`` -> float64 arrays.
     """
+    refs, offsets, item = group_references(references)
+    if offsets.size - 1 != len(candidates):
+        raise ValueError("bertscore: one reference or a non-empty sequence per candidate")
     tokenizer, encoder = load_checkpoint(model, config, "encoder")
     special = {tokenizer.cls_token_id, tokenizer.sep_token_id} - {None}
-    groups = [(r,) if isinstance(r, str) else tuple(r) for r in references]
-    if len(groups) != len(candidates) or not all(groups):
-        raise ValueError("bertscore: one reference or a non-empty sequence per candidate")
-    refs = [r for group in groups for r in group]
-    sizes = [len(group) for group in groups]
-    item = np.repeat(np.arange(len(groups)), sizes)
     both = encode([*candidates, *refs], model, config, [layer], "BERTScore")
     cand, ref = both[: len(candidates)], both[len(candidates) :]
     weigh = idf_weights(tokenize(refs, tokenizer, encoder)) if idf else None
@@ -130,9 +126,7 @@ def bertscore(
     with np.errstate(invalid="ignore", divide="ignore"):
         f = np.where(p + r > 0, 2 * p * r / (p + r), 0.0)
     scores = np.stack([p, r, f])
-    # the best reference of each candidate, measure by measure
-    starts = np.cumsum([0, *sizes], dtype=np.int64)[:-1]
-    scores = np.maximum.reduceat(scores, starts, axis=1)
+    scores = np.maximum.reduceat(scores, offsets[:-1], axis=1)  # each measure's best reference
     if baseline is not None:
         b = np.asarray(baseline, dtype=np.float64)[:, None]
         scores = (scores - b) / (1 - b)
@@ -154,6 +148,4 @@ def score_bertscore(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray
     With several references per item, as ``bert_score.score`` with a list of references per
     candidate: the candidate is scored against each, and precision, recall and F1 are each the
     maximum over the references (see :func:`bertscore`)."""
-    refs, groups = texts.reference_groups()
-    nested = [refs[a:b] for a, b in itertools.pairwise(groups.tolist())]
-    return bertscore(texts.candidates, nested, config)
+    return bertscore(texts.candidates, texts.reference_sets, config)

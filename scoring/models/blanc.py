@@ -44,10 +44,10 @@ import copy
 import dataclasses
 import random
 import unicodedata
-from functools import cache
 
 import numpy as np
 
+from scoring._spacy import blank_english
 from scoring.models._runtime import batch_progress, length_batches, load_checkpoint
 from scoring.registry import ScoringConfig, Texts, register
 
@@ -67,18 +67,9 @@ SEED = 0
 Masking = tuple[list[str], dict[int, str]]
 
 
-@cache
-def _sentencizer():
-    import spacy
-
-    nlp = spacy.blank("en")
-    nlp.add_pipe("sentencizer")
-    return nlp
-
-
 def sentences(text: str) -> list[str]:
     """Sentences of ``text`` after NFKD normalisation (spaCy's rule-based sentencizer)."""
-    doc = _sentencizer()(unicodedata.normalize("NFKD", text))
+    doc = blank_english()(unicodedata.normalize("NFKD", text))
     return [s.text.strip() for s in doc.sents if s.text.strip()]
 
 

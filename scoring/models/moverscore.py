@@ -17,7 +17,7 @@ import numpy as np
 
 from scoring.models._embed import encode, idf_weights, tokenize, unit
 from scoring.models._runtime import load_checkpoint
-from scoring.registry import ScoringConfig, Texts, register
+from scoring.registry import ScoringConfig, Texts, group_references, register
 
 MODEL = "distilbert-base-uncased"
 _PUNCTUATION = frozenset(string.punctuation)
@@ -85,18 +85,14 @@ def moverscore(
     numpy.ndarray
         float64 scores; 1 for identical texts.
     """
-    groups = [(r,) if isinstance(r, str) else tuple(r) for r in references]
-    if len(groups) != len(candidates) or not all(groups):
+    flat, offsets, item = group_references(references)
+    if offsets.size - 1 != len(candidates):
         raise ValueError("moverscore: one reference or a non-empty sequence per candidate")
-    flat = [r for group in groups for r in group]
-    sizes = [len(group) for group in groups]
-    item = np.repeat(np.arange(len(groups)), sizes)
     tokenizer, encoder = load_checkpoint(model, config, "encoder")
     both = encode([*flat, *candidates], model, config, [-1], "MoverScore")
     refs, cands = both[: len(flat)], both[len(flat) :]
     ref_ids = tokenize(flat, tokenizer, encoder)
-    starts = np.cumsum([0, *sizes], dtype=np.int64)
-    idf_ref = idf_weights([[i for ids in ref_ids[a:b] for i in ids] for a, b in pairwise(starts)])
+    idf_ref = idf_weights([[i for ids in ref_ids[a:b] for i in ids] for a, b in pairwise(offsets)])
     idf_cand = idf_weights(tokenize(candidates, tokenizer, encoder))
     dropped = set(stop_words) | _PUNCTUATION
 
@@ -115,7 +111,7 @@ def moverscore(
             for r, i in zip(refs, item.tolist(), strict=True)
         ]
     )
-    return np.add.reduceat(pairs, starts[:-1]) / sizes if len(groups) else pairs
+    return np.add.reduceat(pairs, offsets[:-1]) / np.diff(offsets)
 
 
 @register(
@@ -129,6 +125,4 @@ def moverscore(
 def score_moverscore(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     """MoverScore of each candidate against the human reference (see :func:`moverscore`;
     several references: the mean over them)."""
-    refs, groups = texts.reference_groups()
-    nested = [refs[a:b] for a, b in pairwise(groups.tolist())]
-    return {"MoverScore": moverscore(texts.candidates, nested, config)}
+    return {"MoverScore": moverscore(texts.candidates, texts.reference_sets, config)}

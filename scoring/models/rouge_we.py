@@ -32,14 +32,13 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
 
 from scoring.models._embed import unit
 from scoring.models._runtime import MissingCheckpointError
-from scoring.registry import ScoringConfig, Texts, register
+from scoring.registry import ScoringConfig, Texts, as_reference_sets, register
 
 EMBEDDINGS = "deps.words"
 EMBEDDINGS_URL = "http://u.cs.biu.ac.il/~yogo/data/syntemb/deps.words.bz2"
@@ -231,8 +230,8 @@ def rouge_we(
     """
     wv = load_word_vectors(config.models.get(embeddings, embeddings))
     rows = []
-    for candidate, group in zip(candidates, references, strict=True):
-        refs = [tokens(r) for r in ((group,) if isinstance(group, str) else group)]
+    for candidate, group in zip(candidates, as_reference_sets(references), strict=True):
+        refs = [tokens(r) for r in group]
         c = tokens(candidate)
         m = sum(soft_overlap(_ngrams(c, n), _ngrams(r, n), wv) for r in refs)
         recall = m / max(sum(max(len(r) - n + 1, 0) for r in refs), 1)
@@ -252,5 +251,4 @@ def rouge_we(
 def score_rouge_we(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     """ROUGE-WE-3 of each candidate against the human reference story, or pooled over its
     references (see :func:`rouge_we`)."""
-    refs, groups = texts.reference_groups()
-    return rouge_we(texts.candidates, [refs[a:b] for a, b in pairwise(groups.tolist())], config)
+    return rouge_we(texts.candidates, texts.reference_sets, config)

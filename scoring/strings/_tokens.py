@@ -214,23 +214,6 @@ def _segment_stats(seq: np.ndarray, bounds: np.ndarray, max_n: int) -> np.ndarra
 
 
 @njit(cache=True)
-def pair_ngram_stats(
-    flat: np.ndarray, starts: np.ndarray, left: np.ndarray, right: np.ndarray, max_n: int
-) -> np.ndarray:
-    """:func:`ngram_stats` of text ``left[i]`` against text ``right[i]`` for every pair i.
-
-    Texts are given packed (:func:`pack`): text t is ``flat[starts[t]:starts[t + 1]]``.
-    Returns an int64 array of shape ``(len(left), max_n, 4)``.
-    """
-    out = np.zeros((left.size, max_n, 4), dtype=np.int64)
-    for i in range(left.size):
-        a = flat[starts[left[i]] : starts[left[i] + 1]]
-        b = flat[starts[right[i]] : starts[right[i] + 1]]
-        out[i] = ngram_stats(a, b, max_n)
-    return out
-
-
-@njit(cache=True)
 def group_ngram_stats(
     flat: np.ndarray,
     starts: np.ndarray,
@@ -239,10 +222,11 @@ def group_ngram_stats(
     groups: np.ndarray,
     max_n: int,
 ) -> np.ndarray:
-    """As :func:`pair_ngram_stats`, text ``left[i]`` against the group of texts
-    ``right[groups[i]:groups[i + 1]]`` (an item's references), counting each n-gram of the group
-    by its most occurrences in one of its texts (``c_b(g) = max_s c_s(g)``).
+    """:func:`ngram_stats` of text ``left[i]`` against the group of texts
+    ``right[groups[i]:groups[i + 1]]`` (an item's references) for every i, counting each n-gram
+    of the group by its most occurrences in one of its texts (``c_b(g) = max_s c_s(g)``).
 
+    Texts are given packed (:func:`pack`): text t is ``flat[starts[t]:starts[t + 1]]``.
     Returns an int64 array of shape ``(len(left), max_n, 4)``.
     """
     out = np.zeros((left.size, max_n, 4), dtype=np.int64)
@@ -256,3 +240,10 @@ def group_ngram_stats(
             seq[bounds[t] : bounds[t + 1]] = flat[starts[texts[t]] : starts[texts[t] + 1]]
         out[i] = _segment_stats(seq, bounds, max_n)
     return out
+
+
+def pair_ngram_stats(
+    flat: np.ndarray, starts: np.ndarray, left: np.ndarray, right: np.ndarray, max_n: int
+) -> np.ndarray:
+    """:func:`group_ngram_stats` of text ``left[i]`` against the single text ``right[i]``."""
+    return group_ngram_stats(flat, starts, left, right, np.arange(right.size + 1), max_n)

@@ -72,8 +72,7 @@ def cider(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     COLING, Tab. 1.
     """
     n = len(texts)
-    refs, groups = texts.reference_groups()
-    item = np.repeat(np.arange(n), np.diff(groups))  # the item of each (reference, cand) pair
+    refs, groups, item = texts.reference_groups()  # item: that of each (reference, cand) pair
     unique, index = distinct([*refs, *texts.candidates])
     vocab = Vocabulary()
     ids = vocab.encode_all([_WORD.findall(t) for t in unique])

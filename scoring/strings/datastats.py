@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit
 
+from scoring._spacy import blank_english
 from scoring.registry import ScoringConfig, Texts, register
 from scoring.strings._tokens import DISTINCT, NOVEL, REPEATED, distinct, pack, pair_ngram_stats
 
@@ -29,7 +30,6 @@ MEASURES = (
     "Repetition-3",
 )
 MAX_ORDER = 3
-_NLP = None
 
 
 def spacy_tokens(texts: Sequence[str]) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -46,14 +46,10 @@ def spacy_tokens(texts: Sequence[str]) -> tuple[list[np.ndarray], list[np.ndarra
         ids mean equal strings, across all ``texts`` (spaCy's 64-bit string hashes of the
         ``ORTH`` and ``LOWER`` attributes, renumbered; ``LOWER`` is ``str.lower`` of the text).
     """
-    global _NLP
-    if _NLP is None:
-        import spacy
-
-        _NLP = spacy.blank("en")
     from spacy.attrs import LOWER, ORTH
 
-    hashes = [doc.to_array([ORTH, LOWER]) for doc in _NLP.tokenizer.pipe(texts, batch_size=256)]
+    tokenizer = blank_english().tokenizer
+    hashes = [doc.to_array([ORTH, LOWER]) for doc in tokenizer.pipe(texts, batch_size=256)]
     flat = np.concatenate([h.reshape(-1, 2) for h in hashes] + [np.empty((0, 2), np.uint64)])
     _, ids = np.unique(flat, return_inverse=True)
     ids = ids.reshape(-1, 2).astype(np.int64)

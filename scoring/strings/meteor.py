@@ -87,7 +87,7 @@ def meteor(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     ) as proc:
         assert proc.stdin is not None and proc.stdout is not None
         stats = []
-        refs, groups = texts.reference_groups()
+        refs, groups, _ = texts.reference_groups()
         pairs = zip(itertools.pairwise(groups.tolist()), texts.candidates, strict=True)
         for (a, b), cand in progress(pairs, desc="METEOR", total=len(texts)):
             fields = [*map(_segment, refs[a:b]), _segment(cand)]

@@ -32,6 +32,7 @@ from itertools import chain
 import numpy as np
 from numba import njit
 
+from scoring._spacy import blank_english
 from scoring.registry import ScoringConfig, Texts, register
 from scoring.strings._porter import rouge_stem
 from scoring.strings._tokens import MATCHES, distinct, ngram_stats, pair_ngram_stats
@@ -286,26 +287,17 @@ def _prf(
     return r, p, (_round5(f) if rounded else f)
 
 
-_NLP = None
-
-
 def split_sentences(text: str) -> str:
     """``text`` with one sentence per line, for the summary-level ROUGE-L and ROUGE-W.
 
-    Sentences come from spaCy's rule-based ``sentencizer`` on ``spacy.blank("en")`` (offline,
-    no model): a sentence ends at ``.``, ``!`` or ``?`` (with any closing quotes or brackets
-    that follow); each sentence's whitespace, line breaks included, is collapsed to single
-    spaces, and empty sentences are dropped. Lines are the units ROUGE-1.5.5 reads
-    (:func:`rouge_sentences`); n-grams and skip-bigrams run across them, so only ROUGE-L and
-    ROUGE-W change.
+    Sentences come from spaCy's rule-based ``sentencizer`` on ``spacy.blank("en")``
+    (:func:`scoring._spacy.blank_english`; offline, no model): a sentence ends at ``.``, ``!``
+    or ``?`` (with any closing quotes or brackets that follow); each sentence's whitespace, line
+    breaks included, is collapsed to single spaces, and empty sentences are dropped. Lines are
+    the units ROUGE-1.5.5 reads (:func:`rouge_sentences`); n-grams and skip-bigrams run across
+    them, so only ROUGE-L and ROUGE-W change.
     """
-    global _NLP
-    if _NLP is None:
-        import spacy
-
-        _NLP = spacy.blank("en")
-        _NLP.add_pipe("sentencizer")
-    lines = (" ".join(sentence.text.split()) for sentence in _NLP(text).sents)
+    lines = (" ".join(sentence.text.split()) for sentence in blank_english()(text).sents)
     return "\n".join(line for line in lines if line)
 
 
@@ -360,8 +352,7 @@ def rouge(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     Summarization Branches Out. Chhun et al. (2022), COLING, Tab. 1 (via SummEval).
     """
     n = len(texts)
-    refs, groups = texts.reference_groups()
-    item = np.repeat(np.arange(n), np.diff(groups))  # the item of each (reference, cand) pair
+    refs, _, item = texts.reference_groups()  # item: that of each (reference, cand) pair
     unique, index = distinct([*refs, *texts.candidates])
     if config.split_sentences:
         unique = [split_sentences(t) for t in unique]

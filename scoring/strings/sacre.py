@@ -78,7 +78,7 @@ def _stats(
     columns): per item against the maximum counts over its references when ``grouped``, else
     per (item, reference) pair, pairs in reference order. All ints."""
     n = len(texts)
-    refs, groups = texts.reference_groups()
+    refs, groups, item = texts.reference_groups()
     unique, index = distinct([*texts.candidates, *refs])
     flat, starts = pack(ids_of(unique))
     lengths = np.diff(starts)
@@ -86,7 +86,7 @@ def _stats(
     if grouped:
         stats = group_ngram_stats(flat, starts, cand, ref, groups, order)
     else:
-        stats = pair_ngram_stats(flat, starts, np.repeat(cand, np.diff(groups)), ref, order)
+        stats = pair_ngram_stats(flat, starts, cand[item], ref, order)
     return lengths[cand], lengths[ref], groups, stats[:, :, MATCHES]
 
 
