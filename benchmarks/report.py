@@ -1,7 +1,9 @@
 """End-to-end benchmark of ``python -m hanna_stats report`` against an authors'-style pipeline.
 
 Run from the repository root: ``python benchmarks/report.py [HANNA_DIR]`` (default
-``$HANNA_DATA`` or ``../shared/data/hanna``).
+``$HANNA_DATA`` or ``../shared/data/hanna``). ``--against CHECKOUT`` times instead the warm
+report of this checkout and of another one (``git worktree add /tmp/base HEAD~1``), alternating
+in the same run, and prints the ratio.
 
 Ours: the wall time of a new process, from its start until the HTML file is written, twice:
 with an empty Numba cache (every kernel compiled: the first run after installing) and with the
@@ -37,14 +39,31 @@ REPO = Path(__file__).resolve().parents[1]
 N_CRITERIA = 6
 
 
-def run_report(data: Path, cache: Path) -> float:
-    """Seconds from process start to the report written, with Numba's cache in ``cache``."""
-    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "CI": "1"}
+def run_report(data: Path, cache: Path, checkout: Path = REPO) -> float:
+    """Seconds from process start to the report written, with Numba's cache in ``cache``, by
+    the package of ``checkout`` (first on ``PYTHONPATH``)."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "CI": "1", "PYTHONPATH": str(checkout)}
     with tempfile.TemporaryDirectory() as out:
         cmd = [sys.executable, "-m", "hanna_stats", "report", "--data", str(data)]
         start = time.perf_counter()
-        subprocess.run([*cmd, "--out", f"{out}/r.html"], check=True, env=env, cwd=REPO)
+        subprocess.run([*cmd, "--out", f"{out}/r.html"], check=True, env=env, cwd=checkout)
         return time.perf_counter() - start
+
+
+def against(data: Path, other: Path, rounds: int = 3) -> None:
+    """Warm report time of this checkout against another one (e.g. a ``git worktree`` of the
+    previous commit), alternating runs in the same process, each with its own warmed cache."""
+    times: dict[Path, list[float]] = {REPO: [], other: []}
+    with tempfile.TemporaryDirectory() as ours, tempfile.TemporaryDirectory() as theirs:
+        caches = {REPO: Path(ours), other: Path(theirs)}
+        for checkout in times:  # fill each cache (the cold run is not counted)
+            run_report(data, caches[checkout], checkout)
+        for _ in range(rounds):
+            for checkout in times:
+                times[checkout].append(run_report(data, caches[checkout], checkout))
+    mine, base = (float(np.median(times[c])) for c in (REPO, other))
+    print(f"warm report, median of {rounds}: this checkout {mine:.1f} s, {other} {base:.1f} s")
+    print(f"ratio this / other: {mine / base:.2f}")
 
 
 def pairs_of(rows: range, cols: range, *, upper: bool = False) -> list[tuple[int, int]]:
@@ -176,8 +195,17 @@ def baseline(csv: Path, llm_csv: Path) -> list[tuple[str, float, str]]:
 
 
 def main() -> None:
+    args = sys.argv[1:]
+    other = None
+    if "--against" in args:
+        at = args.index("--against")
+        other = Path(args[at + 1]).resolve()
+        del args[at : at + 2]
     default = os.environ.get("HANNA_DATA", REPO.parent / "shared" / "data" / "hanna")
-    data = Path(sys.argv[1] if len(sys.argv) > 1 else default).resolve()
+    data = Path(args[0] if args else default).resolve()
+    if other is not None:
+        against(data, other)
+        return
     with tempfile.TemporaryDirectory() as cache:
         cold = run_report(data, Path(cache))
         warm = run_report(data, Path(cache))

@@ -15,22 +15,71 @@ import json
 from collections.abc import Sequence
 
 import altair as alt
+import numpy as np
 import polars as pl
 
-#: Sequential and diverging colour schemes (colour-blind safe Vega schemes).
+#: Colour schemes (colour-blind safe Vega schemes): signed statistics on a diverging scale centred
+#: on 0 (red positive, blue negative), magnitudes and p-values on viridis.
 _SEQUENTIAL = "viridis"
 _DIVERGING = "redblue"
-_CELL = 11  # heatmap cell size in pixels
 ALL = "all"  # drop-down option that keeps every row
+#: How a heatmap colours its values: ``"auto"`` (chosen from the column and its values),
+#: ``"signed"``, ``"magnitude"`` or ``"pvalue"`` (see :func:`colour_scale`).
+COLOUR_SCALES = ("auto", "signed", "magnitude", "pvalue")
+
+
+def colour_scale(values: pl.Series, scale: str = "auto") -> tuple[alt.Scale, str]:
+    """The colour scale of a statistic, and its kind.
+
+    ``"signed"`` (a correlation that can be negative): red-blue diverging, centred on 0, over
+    [-1, 1] or [-m, m] with m the largest |value| when that exceeds 1. ``"magnitude"`` (|r|, F1,
+    counts): viridis from 0 (dark) to 1 or to the largest value. ``"pvalue"``: viridis over
+    [0, 1], small p dark. ``"auto"`` picks ``"pvalue"`` for a column named ``pvalue...``,
+    ``"signed"`` when a value is negative, else ``"magnitude"``.
+    """
+    if scale not in COLOUR_SCALES:
+        raise ValueError(f"scale must be one of {', '.join(COLOUR_SCALES)}; got {scale!r}")
+    finite = values.cast(pl.Float64).drop_nulls().drop_nans()
+    if scale == "auto":
+        if (values.name or "").startswith("pvalue"):
+            scale = "pvalue"
+        else:
+            scale = "signed" if finite.len() and finite.min() < 0 else "magnitude"
+    top = float(finite.abs().max()) if finite.len() else 1.0
+    top = max(top, 1.0)
+    if scale == "signed":
+        return alt.Scale(scheme=_DIVERGING, domain=[-top, top], domainMid=0, reverse=True), scale
+    if scale == "magnitude":
+        return alt.Scale(scheme=_SEQUENTIAL, domain=[0, top]), scale
+    return alt.Scale(scheme=_SEQUENTIAL, domain=[0, 1]), scale
+
+
+def _order(frame: pl.DataFrame, column: str, order: Sequence[str] | None = None) -> pl.Expr:
+    """The position of each row's ``column`` value in ``order`` (default: order of first
+    appearance): a sort field, so that facets and axes follow the data, never a parallel array."""
+    order = list(order or frame[column].unique(maintain_order=True))
+    rank = {v: i for i, v in enumerate(order)}
+    return pl.col(column).replace_strict(rank, default=len(rank), return_dtype=pl.Int64)
+
+
+def _meta(chart, **meta) -> alt.TopLevelMixin:
+    """``chart`` with what a reader-side check needs to know of it (``usermeta.hanna_stats``:
+    the page's field names, the frame columns that identify a row and those a mark shows, the
+    drop-downs and the columns they filter, facets and nominal axes); Vega ignores it."""
+    return chart.properties(usermeta={"hanna_stats": meta})
 
 
 def _values(frame: pl.DataFrame) -> pl.DataFrame:
-    """The frame as chart data: floats to 4 significant digits (compact, stable JSON).
+    """The frame as chart data: floats to 4 significant digits, or 2 decimals from 100 up
+    (compact, stable JSON; a Borda count of 1126.5 stays 1126.5).
 
     Altair stores it once in the specification's ``datasets``, named by a hash of its content.
     (``alt.InlineData`` would validate every row against the schema: seconds for 30k rows.)
     """
-    return frame.with_columns(pl.col(pl.Float64, pl.Float32).round_sig_figs(4))
+    floats = pl.col(pl.Float64, pl.Float32)
+    return frame.with_columns(
+        pl.when(floats.abs() >= 100).then(floats.round(2)).otherwise(floats.round_sig_figs(4))
+    )
 
 
 def _widen(frame: pl.DataFrame, column: str, options: Sequence[str], values: Sequence[str]):
@@ -85,73 +134,111 @@ def metric_heatmap(
     choices: dict[str, Sequence[str]] | None = None,
     tooltip: Sequence[str] | None = None,
     spread: str | None = None,
-    diverging: bool = False,
-    reverse: bool = False,
+    scale: str = "auto",
+    marked: str | None = None,
     sort_x: Sequence[str] | None = None,
     sort_y: Sequence[str] | None = None,
-) -> alt.Chart:
+) -> alt.LayerChart:
     """A heatmap of ``color`` over ``x`` x ``y`` with one drop-down per column in ``choices``.
 
     Parameters
     ----------
     frame : polars.DataFrame
-        Tidy data holding ``x``, ``y``, ``color``, the ``choices`` columns and ``tooltip``.
+        Tidy data holding ``x``, ``y``, ``color``, the ``choices`` columns, ``tooltip`` and
+        ``marked``.
     name : str
         Chart name (prefix of its parameter names).
     choices : dict
         ``{column: options}``: a drop-down per column; only rows equal to the chosen option of
         every column are shown (first option preselected); an option ``"all"`` (:data:`ALL`)
         shows every row.
+    tooltip : sequence of str, optional
+        Columns shown on hover (default ``x, y, color``); a ``choices`` column shows the option
+        chosen.
     spread : str, optional
         One of the ``choices`` columns whose options are spread into columns (see
         :func:`_widen`) rather than filtered: the numeric ``color`` and ``tooltip`` columns are
         picked by the choice. Use it for the largest choice to keep the page small.
-    diverging : bool
-        Signed values on a red-blue scale centred on 0; otherwise viridis on [0, 1].
-    reverse : bool
-        Reverse the sequential scale (small values bright), e.g. for p-values.
+    scale : str
+        The colour scale (:func:`colour_scale`): ``"auto"`` (default; from the column's name and
+        values), ``"signed"``, ``"magnitude"`` or ``"pvalue"``. Its domain covers every value
+        of ``color`` under every choice.
+    marked : str, optional
+        A boolean column: its true cells carry a white star (e.g. significant at alpha).
     sort_x, sort_y : sequence of str, optional
         Axis orders (default: order of first appearance in ``frame``).
     """
     choices = choices or {}
-    tooltip = [x, y, color] if tooltip is None else tooltip
-    columns = list(dict.fromkeys([x, y, *choices, color, *tooltip]))
+    tooltip = [x, y, color] if tooltip is None else list(tooltip)
+    extra = [marked] if marked else []
+    columns = list(dict.fromkeys([x, y, *choices, color, *tooltip, *extra]))
     frame = frame.select(columns)
     sort_x = list(sort_x or frame[x].unique(maintain_order=True))
     sort_y = list(sort_y or frame[y].unique(maintain_order=True))
+    colour, kind = colour_scale(frame[color], scale)
     # Short field names in the page (f0, f1, ...); axis, legend and tooltips show the real ones.
     short = {c: f"f{i}" for i, c in enumerate(columns)}
-    numeric = {c for c in columns if frame.schema[c].is_numeric()}
+    numeric = {c for c in columns if frame.schema[c].is_numeric() and frame.schema[c] != pl.Boolean}
     data = frame.rename(short)
     params = {col: _dropdown(f"{name}_{col}", opts, col) for col, opts in choices.items()}
-    picked: dict[str, str] = {}
+    base = alt.Chart(_values(data))
     if spread is not None:
         options = list(choices[spread])
-        spread_values = [short[c] for c in columns if c in numeric and c != spread]
+        spread_values = [short[c] for c in columns if c in numeric or c == marked]
+        spread_values = [v for v in spread_values if v != short[spread]]
         data = _widen(data, short[spread], options, spread_values)
         at = f"indexof({json.dumps(options)}, {params[spread].name})"
         picked = {v: f"datum[{json.dumps(v + '_')} + {at}]" for v in spread_values}
-    chart = alt.Chart(_values(data), name=name, title=title).mark_rect()
+        picked[short[spread]] = params[spread].name  # the option shown, e.g. in tooltips
+        base = alt.Chart(_values(data)).transform_calculate(**picked)
+        base = base.transform_filter(f"isValid(datum[{json.dumps(short[color])}])")
     for col, param in params.items():
-        chart = chart.add_params(param)
         if col != spread:
             keep = alt.datum[short[col]] == param
-            chart = chart.transform_filter((param == ALL) | keep if ALL in choices[col] else keep)
-    if picked:
-        chart = chart.transform_calculate(**picked).transform_filter(
-            f"isValid(datum[{json.dumps(short[color])}])"
+            base = base.transform_filter((param == ALL) | keep if ALL in choices[col] else keep)
+    position = {
+        "x": alt.X(f"{short[x]}:N", sort=sort_x, title=None),
+        "y": alt.Y(f"{short[y]}:N", sort=sort_y, title=None),
+    }
+    rect = (
+        base.mark_rect()
+        .encode(
+            **position,
+            color=alt.Color(f"{short[color]}:Q", scale=colour, title=color),
+            tooltip=_tooltips(frame, tooltip, short),
         )
-    scale = (
-        alt.Scale(scheme=_DIVERGING, domain=[-1, 1], reverse=True)
-        if diverging
-        else alt.Scale(scheme=_SEQUENTIAL, domain=[0, 1], reverse=reverse)
+        .properties(name=f"{name}_cells")
     )
-    return chart.encode(
-        x=alt.X(f"{short[x]}:N", sort=sort_x, title=None),
-        y=alt.Y(f"{short[y]}:N", sort=sort_y, title=None),
-        color=alt.Color(f"{short[color]}:Q", scale=scale, title=color),
-        tooltip=_tooltips(frame, tooltip, short),
-    ).properties(width=max(len(sort_x) * _CELL, 120), height=max(len(sort_y) * _CELL, 60))
+    layers = [rect]
+    if marked:
+        stars = base.transform_filter(f"datum[{json.dumps(short[marked])}] === true")
+        layers.append(
+            stars.mark_text(text="\u2731", color="white", fontSize=8)
+            .encode(**position, tooltip=_tooltips(frame, tooltip, short))
+            .properties(name=f"{name}_marked")
+        )
+    width, height = (
+        len(axis) * int(min(36, max(11, 420 // len(axis)))) for axis in (sort_x, sort_y)
+    )
+    chart = (
+        alt.layer(*layers, title=title)
+        .add_params(*params.values())
+        .properties(name=name, width=width, height=height)
+    )
+    keys = [x, y, *choices]
+    return _meta(
+        chart,
+        fields={v: k for k, v in short.items()},
+        keys=keys,
+        values=[c for c in columns if c not in keys],
+        choices={params[c].name: c for c in choices},
+        all=ALL,
+        marks=[f"{name}_cells_marks"],
+        marked={f"{name}_marked_marks": marked} if marked else {},
+        colour=color,
+        scale=kind,
+        axes={"bottom": x, "left": y},
+    )
 
 
 def dot_interval(
@@ -159,9 +246,11 @@ def dot_interval(
 ) -> alt.FacetChart:
     """System means with confidence intervals, one panel per criterion (Tab. 4 as a figure).
 
-    ``frame`` has columns ``system, criterion, mean, ci_low, ci_high, n``.
+    ``frame`` has columns ``system, criterion, mean, ci_low, ci_high, n``; each panel has its
+    own x axis (no empty panels when the criteria do not fill the last row).
     """
     systems = frame["system"].unique(maintain_order=True).to_list()
+    data = frame.with_columns(_order(frame, "criterion").alias("criterion_order"))
     y = alt.Y("system:N", sort=systems, title=None)
     rule = (
         alt.Chart(name=f"{name}_interval")
@@ -172,48 +261,109 @@ def dot_interval(
             x2="ci_high:Q",
         )
     )
+    columns = ["system", "criterion", "mean", "ci_low", "ci_high", "n"]
     dot = (
         alt.Chart(name=f"{name}_mean")
         .mark_point(filled=True, size=40)
-        .encode(
-            y=y,
-            x="mean:Q",
-            tooltip=_tooltips(frame, ["system", "criterion", "mean", "ci_low", "ci_high", "n"]),
-        )
+        .encode(y=y, x="mean:Q", tooltip=_tooltips(frame, columns))
     )
-    return (
-        alt.layer(rule, dot, data=_values(frame))
+    chart = (
+        alt.layer(rule, dot, data=_values(data))
         .properties(width=170, height=len(systems) * 16)
         .facet(
             facet=alt.Facet(
-                "criterion:N", sort=frame["criterion"].unique(maintain_order=True).to_list()
+                "criterion:N",
+                sort=alt.EncodingSortField("criterion_order", op="min"),
+                title=None,
             ),
             columns=3,
             title=title,
         )
+        .resolve_axis(x="independent")
         .properties(name=name)
+    )
+    return _meta(
+        chart,
+        keys=["system", "criterion"],
+        values=["mean", "ci_low", "ci_high", "n"],
+        marks=[f"{name}_mean_marks"],
+        facet={"facet": "criterion"},
+        axes={"left": "system"},
     )
 
 
-def violins(frame: pl.DataFrame, *, name: str = "violins", title: str = "") -> alt.FacetChart:
-    """Distributions of item-level ratings per system and criterion (the paper's Fig. 9).
+#: Points per violin at which its density is evaluated.
+_DENSITY_POINTS = 81
 
-    ``frame`` has columns ``system, criterion, value`` (one row per item). Each violin is a
-    Gaussian kernel density (Vega's default bandwidth, Scott's rule) mirrored about its axis.
+
+def _bandwidth(values: np.ndarray) -> float:
+    """Vega's default kernel bandwidth (vega-statistics ``estimateBandwidth``): 1.06 times the
+    smaller of the standard deviation and the interquartile range / 1.34, times n^(-1/5)."""
+    sd = float(np.std(values, ddof=1)) if values.size > 1 else 0.0
+    q1, q3 = np.quantile(values, [0.25, 0.75])
+    spread = min(sd, (q3 - q1) / 1.34) or sd or abs(float(values[0])) or 1.0
+    return 1.06 * spread * values.size**-0.2
+
+
+def densities(frame: pl.DataFrame) -> pl.DataFrame:
+    """Gaussian kernel densities of ``value`` per criterion and system, on a grid spanning each
+    criterion's values, for every criterion x system (one row with null ``value`` and
+    ``density`` where a system has no value of a criterion: its cell stays in the grid, empty).
+
+    Returns
+    -------
+    polars.DataFrame
+        Columns ``criterion, system, criterion_order, system_order, value, density``.
     """
     systems = frame["system"].unique(maintain_order=True).to_list()
     criteria = frame["criterion"].unique(maintain_order=True).to_list()
-    return (
-        alt.Chart(_values(frame), name=f"{name}_view")
-        .transform_density(
-            "value",
-            as_=["value", "density"],
-            groupby=["criterion", "system"],
-            extent=[1, 5],
-        )
+    parts = []
+    for c, criterion in enumerate(criteria):
+        rows = frame.filter(pl.col("criterion") == criterion)
+        lo, hi = rows["value"].min(), rows["value"].max()
+        grid = np.linspace(lo, hi, _DENSITY_POINTS) if hi > lo else np.array([lo])
+        for s, system in enumerate(systems):
+            values = rows.filter(pl.col("system") == system)["value"].to_numpy()
+            at, density = [None], [None]  # an empty cell: one row without a value
+            if values.size:
+                h = _bandwidth(values)
+                z = (grid[:, None] - values[None, :]) / h
+                at = grid
+                density = np.exp(-0.5 * z**2).sum(axis=1) / (values.size * h * np.sqrt(2 * np.pi))
+            parts.append(
+                pl.DataFrame(
+                    {
+                        "criterion": criterion,
+                        "system": system,
+                        "criterion_order": c,
+                        "system_order": s,
+                        "value": at,
+                        "density": density,
+                    },
+                    schema_overrides={"value": pl.Float64, "density": pl.Float64},
+                )
+            )
+    return pl.concat(parts)
+
+
+def violins(frame: pl.DataFrame, *, name: str = "violins", title: str = "") -> alt.FacetChart:
+    """Distributions of item-level values per system and criterion (the paper's Fig. 9).
+
+    ``frame`` has columns ``system, criterion, value`` (one row per item). Each violin is a
+    Gaussian kernel density (Vega's default bandwidth, :func:`_bandwidth`) mirrored about its
+    axis, computed by :func:`densities` over the range of its criterion (each row of panels has
+    its own y scale: a Likert criterion and an MQM score side by side). Rows and columns are
+    faceted on the criterion and system fields themselves, ordered by sort fields; every
+    criterion x system has a cell (an empty one where the system has no value), so no cell moves
+    under another header. The cell spec has no transform: one there makes Vega-Lite lose the
+    cells' sort fields (cells then follow the data, not their headers).
+    """
+    systems = frame["system"].unique(maintain_order=True).to_list()
+    chart = (
+        alt.Chart(name=f"{name}_view")
         .mark_area(orient="horizontal")
         .encode(
-            y=alt.Y("value:Q", title="rating", scale=alt.Scale(domain=[1, 5])),
+            y=alt.Y("value:Q", title=None, scale=alt.Scale(zero=False, nice=False)),
             x=alt.X(
                 "density:Q",
                 stack="center",
@@ -221,19 +371,34 @@ def violins(frame: pl.DataFrame, *, name: str = "violins", title: str = "") -> a
                 title=None,
                 axis=alt.Axis(labels=False, values=[0], grid=False, ticks=True),
             ),
-            color=alt.Color("system:N", sort=systems, legend=None),
+            color=alt.Color("system:N", scale=alt.Scale(domain=systems), legend=None),
             tooltip=_tooltips(frame, ["system", "criterion"]),
         )
         .properties(width=46, height=110)
         .facet(
-            row=alt.Row("criterion:N", sort=criteria, title=None),
+            row=alt.Row(
+                "criterion:N",
+                sort=alt.EncodingSortField("criterion_order", op="min"),
+                title=None,
+            ),
             column=alt.Column(
-                "system:N", sort=systems, title=None, header=alt.Header(labelAngle=-30)
+                "system:N",
+                sort=alt.EncodingSortField("system_order", op="min"),
+                title=None,
+                header=alt.Header(labelAngle=-30),
             ),
             title=title,
+            data=_values(densities(frame)),
         )
+        .resolve_scale(y="independent")
         .properties(name=name)
         .configure_facet(spacing=2)
+    )
+    return _meta(
+        chart,
+        keys=["system", "criterion"],
+        marks=[f"{name}_view_marks"],
+        facet={"row": "criterion", "column": "system"},
     )
 
 
@@ -242,7 +407,7 @@ def bar_scores(
 ) -> alt.Chart:
     """Horizontal bars of ``x`` per ``y`` (e.g. Borda counts), longest first."""
     order = frame.sort(x, descending=True)[y].to_list()
-    return (
+    chart = (
         alt.Chart(_values(frame), name=name, title=title)
         .mark_bar()
         .encode(
@@ -251,6 +416,13 @@ def bar_scores(
             tooltip=_tooltips(frame, frame.columns),
         )
         .properties(width=300, height=len(order) * 12)
+    )
+    return _meta(
+        chart,
+        keys=[y],
+        values=[c for c in frame.columns if c != y],
+        marks=[f"{name}_marks"],
+        axes={"left": y},
     )
 
 
@@ -263,7 +435,7 @@ def topk_lines(frame: pl.DataFrame, *, name: str = "topk_lines", title: str = ""
     """
     measures = sorted(frame["measure"].unique().to_list())
     chosen = _dropdown(f"{name}_measure", measures, "metric")
-    criteria = frame["criterion"].unique(maintain_order=True).to_list()
+    data = frame.with_columns(_order(frame, "criterion").alias("criterion_order"))
     x = alt.X("k:O", title="k best systems", sort="descending")
     lines = (
         alt.Chart(name=f"{name}_all")
@@ -278,7 +450,13 @@ def topk_lines(frame: pl.DataFrame, *, name: str = "topk_lines", title: str = ""
     )
     highlight = (
         alt.Chart(name=f"{name}_chosen")
-        .mark_line(strokeWidth=2.5, point=alt.OverlayMarkDef(color="#d62728"), color="#d62728")
+        .mark_line(strokeWidth=2.5, color="#d62728")
+        .encode(x=x, y="abs_statistic:Q")
+        .transform_filter(alt.datum.measure == chosen)
+    )
+    points = (
+        alt.Chart(name=f"{name}_points")
+        .mark_point(filled=True, color="#d62728")
         .encode(
             x=x,
             y="abs_statistic:Q",
@@ -287,9 +465,24 @@ def topk_lines(frame: pl.DataFrame, *, name: str = "topk_lines", title: str = ""
         .add_params(chosen)
         .transform_filter(alt.datum.measure == chosen)
     )
-    return (
-        alt.layer(lines, median, highlight, data=_values(frame))
+    chart = (
+        alt.layer(lines, median, highlight, points, data=_values(data))
         .properties(width=200, height=150)
-        .facet(facet=alt.Facet("criterion:N", sort=criteria), columns=3, title=title)
+        .facet(
+            facet=alt.Facet(
+                "criterion:N", sort=alt.EncodingSortField("criterion_order", op="min"), title=None
+            ),
+            columns=3,
+            title=title,
+        )
+        .resolve_axis(x="independent")
         .properties(name=name)
+    )
+    return _meta(
+        chart,
+        keys=["criterion", "k", "measure"],
+        values=["abs_statistic"],
+        choices={chosen.name: "measure"},
+        marks=[f"{name}_points_marks"],
+        facet={"facet": "criterion"},
     )

@@ -35,7 +35,10 @@ h3 { margin-top: 24px; }
 .settings code { background: #f2f2f2; padding: 0 3px; }
 .note { background: #fff6e0; border-left: 4px solid #d9a400; padding: 6px 12px; }
 .chart { margin: 12px 0 20px; overflow-x: auto; }
-.table-wrap { max-height: 480px; overflow: auto; margin: 8px 0 16px; }
+.table-wrap { max-height: 480px; max-width: 100%; overflow: auto; margin: 8px 0 16px; }
+.absent { color: #555; font-style: italic; }
+details summary { cursor: pointer; }
+td.text { max-width: 60em; }
 table { border-collapse: collapse; font-size: 0.82em; }
 th, td { border: 1px solid #ddd; padding: 2px 6px; text-align: right; }
 th { background: #f5f5f5; position: sticky; top: 0; }
@@ -46,9 +49,16 @@ caption { caption-side: top; text-align: left; font-weight: 600; padding: 4px 0;
 
 @dataclass(frozen=True)
 class Chart:
-    """An Altair chart to embed."""
+    """An Altair chart to embed, and the tidy frame it was built from (what the browser test
+    compares the rendered chart with)."""
 
     chart: alt.TopLevelMixin
+    frame: pl.DataFrame
+
+    @classmethod
+    def of(cls, builder, frame: pl.DataFrame, **options) -> Chart:
+        """``builder(frame, **options)`` (a function of :mod:`reports.charts`) with its frame."""
+        return cls(builder(frame, **options), frame)
 
 
 @dataclass(frozen=True)
@@ -96,6 +106,9 @@ class Section:
         The exact settings used, shown under the heading.
     blocks : list
         ``Chart``, ``Table`` and ``Note`` blocks, in order.
+    absent : str
+        Why the study cannot feed the section (``""`` when it can): the page then shows the
+        title and this one line, without the guide, the settings or a contents entry.
     """
 
     key: str
@@ -103,6 +116,7 @@ class Section:
     how_to_read: str
     settings: dict[str, object] = field(default_factory=dict)
     blocks: list[Chart | Table | Note] = field(default_factory=list)
+    absent: str = ""
 
     @property
     def tables(self) -> list[Table]:
@@ -110,15 +124,35 @@ class Section:
         return [b for b in self.blocks if isinstance(b, Table)]
 
 
-def _cell(value: object) -> tuple[str, bool]:
+#: Text cells longer than this are folded: the start shows, the whole text opens on a click.
+_LONG_TEXT = 160
+
+
+def _number_format(values: pl.Series) -> str:
+    """One format for a column of floats: 4 significant digits, in scientific notation for the
+    whole column when one of its non-zero values is below 1e-3 or from 1e5 up in magnitude."""
+    finite = values.drop_nulls().drop_nans().abs()
+    finite = finite.filter(finite > 0)
+    scientific = finite.len() > 0 and (finite.min() < 1e-3 or finite.max() >= 1e5)
+    return ".3e" if scientific else ".4g"
+
+
+def _cell(value: object, number_format: str) -> tuple[str, bool]:
     """Text of one table cell and whether it is text (left-aligned)."""
     if value is None:
         return "", False
     if isinstance(value, float):
-        return f"{value:.4g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.3e}", False
+        return format(value, number_format), False
     if isinstance(value, bool | int):
         return str(value), False
-    return html.escape(str(value)), True
+    text = str(value)
+    if len(text) > _LONG_TEXT:
+        return (
+            f"<details><summary>{html.escape(text[:_LONG_TEXT])}… ({len(text):,} characters)"
+            f"</summary>{html.escape(text)}</details>",
+            True,
+        )
+    return html.escape(text), True
 
 
 def _table_html(table: Table) -> str:
@@ -136,11 +170,14 @@ def _table_html(table: Table) -> str:
         else f"<th>{html.escape(c)}</th>"
         for c in frame.columns
     )
+    formats = [
+        _number_format(frame[c]) if frame.schema[c].is_float() else "" for c in frame.columns
+    ]
     rows = []
     for row in shown.iter_rows():
         cells = []
-        for value in row:
-            text, is_text = _cell(value)
+        for value, number_format in zip(row, formats, strict=True):
+            text, is_text = _cell(value, number_format)
             cells.append(f'<td class="text">{text}</td>' if is_text else f"<td>{text}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     more = (
@@ -200,6 +237,9 @@ def render_page(title: str, intro: str, sections: Sequence[Section]) -> str:
     for section in sections:
         body.append(f'<section id="{html.escape(section.key)}">')
         body.append(f"<h2>{html.escape(section.title)}</h2>")
+        if section.absent:
+            body.append(f'<p class="absent">{html.escape(section.absent)}</p></section>')
+            continue
         body.append(f'<p class="how"><b>How to read:</b> {html.escape(section.how_to_read)}</p>')
         body.append(_settings_html(section.settings))
         for block in section.blocks:
@@ -210,14 +250,23 @@ def render_page(title: str, intro: str, sections: Sequence[Section]) -> str:
             else:
                 n_chart += 1
                 div = f"chart-{n_chart}"
-                body.append(f'<div class="chart" id="{div}"></div>')
-                scripts.append(f'vegaEmbed("#{div}", {chart_spec(block.chart)}, OPTIONS)')
+                name = getattr(block.chart, "name", None)
+                name = name if isinstance(name, str) else ""
+                name = html.escape(name)
+                body.append(f'<div class="chart" id="{div}" data-name="{name}"></div>')
+                scripts.append(
+                    f'vegaEmbed("#{div}", {chart_spec(block.chart)}, OPTIONS)'
+                    f'.then(r => {{ VIEWS["{div}"] = r.view; }}, showError)'
+                )
         body.append("</section>")
-    nav = "".join(f'<a href="#{html.escape(s.key)}">{html.escape(s.title)}</a>' for s in sections)
+    nav = "".join(
+        f'<a href="#{html.escape(s.key)}">{html.escape(s.title)}</a>'
+        for s in sections
+        if not s.absent
+    )
     embed = (
         'const OPTIONS = {"actions": false, "renderer": "svg", "mode": "vega-lite"};\n'
-        + ";\n".join(f"{s}.catch(e => showError(e))" for s in scripts)
-        + ";"
+        "const VIEWS = {};\n" + ";\n".join(scripts) + ";"
     )
     return "\n".join(
         [

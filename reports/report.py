@@ -31,17 +31,24 @@ def build_report(study: Study, settings: ReportSettings) -> list[Section]:
     Returns
     -------
     list of Section
-        In the paper's order; sections whose inputs the study lacks hold a note saying so.
+        In the paper's order; a section whose inputs the study lacks says why in one line
+        (``Section.absent``), one that does not apply to it (no LLM judges) is left out.
     """
     ctx = Context.of(study, settings)
-    return [build(ctx) for build in progress(SECTIONS, desc="report sections")]
+    built = [build(ctx) for build in progress(SECTIONS, desc="report sections")]
+    return [section for section in built if section is not None]
 
 
-def _intro(settings: ReportSettings) -> str:
+def _intro(study: Study, settings: ReportSettings) -> str:
+    numbers = (
+        "; the figure and table numbers in titles are that paper's"
+        if Context.of(study, settings).is_hanna
+        else ""
+    )
     return (
-        "Meta-evaluation of automatic metrics against human criteria, following Chhun et al. "
-        "(COLING 2022, the HANNA benchmark); the figure and table numbers in titles are that "
-        "paper's. Every chart works offline; every table is also "
+        f"Meta-evaluation of automatic metrics against human criteria in the study "
+        f"{study.name or '(unnamed)'}, following Chhun et al. (COLING 2022, the HANNA "
+        f"benchmark){numbers}. Every chart works offline; every table is also "
         "written as CSV and Parquet by --tables DIR. Automatic measures analysed: kinds "
         f"{', '.join(settings.kinds)}; seed {settings.seed}; B = {settings.resamples}."
     )
@@ -171,7 +178,7 @@ def write_report(
     out = Path(out)
     _check_targets(out, None if tables is None else Path(tables))
     sections = build_report(study, settings)
-    page = render_page(TITLE, _intro(settings), sections)
+    page = render_page(TITLE, _intro(study, settings), sections)
     targets = [out] if tables is None else [out, Path(tables)]
     for target in targets:
         _remove_leftovers(target)

@@ -33,10 +33,13 @@ from hanna_stats.kernels import (
     check_seed,
 )
 from hanna_stats.store import Study
+from hanna_stats.store.hanna import STUDY as HANNA
 from reports import charts
 from reports.html import Chart, Note, Section, Table
 
 LEVELS = ITEM_SYSTEM_LEVELS
+#: Below this many systems, system-level correlations and their intervals carry a note.
+SMALL_N = 8
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,16 @@ class Context:
             has_ratings=study.ratings.height > 0,
         )
 
+    @property
+    def is_hanna(self) -> bool:
+        """Whether the study is HANNA (the paper's figure and table numbers apply)."""
+        return self.study.name == HANNA
+
+    def paper(self, reference: str) -> str:
+        """`` (reference)`` to a figure or table of the paper when the study is HANNA, else
+        ``""``: another study's charts are not the paper's figures."""
+        return f" ({reference})" if self.is_hanna else ""
+
     def level_name(self, level: str) -> str:
         """``level`` as the report names it: the item level by the study's word (``"story"``)."""
         return self.study.item_word if level == "item" else level
@@ -174,7 +187,8 @@ class Context:
 
 
 def _absent(section: Section, why: str) -> Section:
-    section.blocks.append(Note(f"Not computed for this study: it has {why}."))
+    """The section collapsed to one line saying why it is not computed."""
+    section.absent = f"Not computed for this study: it has {why}."
     return section
 
 
@@ -212,14 +226,18 @@ def human_criteria(ctx: Context) -> Section:
         return _absent(section, why)
     means = ctx.shown(an.system_means(ctx.study, confidence=s.confidence))
     section.blocks += [
-        Table("system_means", means, "System means with confidence intervals (Tab. 4)"),
-        Chart(charts.dot_interval(means, name="means", title="System means (Tab. 4)")),
-        Chart(
-            charts.violins(
-                an.criterion_values(ctx.study),
-                name="violins",
-                title=f"Distributions of {ctx.study.item_word}-level ratings per system (Fig. 9)",
-            )
+        Table(
+            "system_means", means, "System means with confidence intervals" + ctx.paper("Tab. 4")
+        ),
+        Chart.of(
+            charts.dot_interval, means, name="means", title="System means" + ctx.paper("Tab. 4")
+        ),
+        Chart.of(
+            charts.violins,
+            an.criterion_values(ctx.study),
+            name="violins",
+            title=f"Distributions of {ctx.study.item_word}-level ratings per system"
+            + ctx.paper("Fig. 9"),
         ),
     ]
     if ctx.n_systems >= 3:
@@ -233,27 +251,37 @@ def human_criteria(ctx: Context) -> Section:
             )
         )
         section.blocks += [
-            Chart(
-                charts.metric_heatmap(
-                    inter,
-                    name="inter",
-                    x="against",
-                    y="measure",
-                    color="statistic",
-                    title="Correlations between criteria (Figs. 1-2, 10-13)",
-                    choices={"method": METHODS, "level": ctx.level_names(LEVELS)},
-                    tooltip=["measure", "against", "statistic", "n_groups"],
-                    spread="method",
-                    diverging=True,
-                )
+            Chart.of(
+                charts.metric_heatmap,
+                inter,
+                name="inter",
+                scale="signed",
+                x="against",
+                y="measure",
+                color="statistic",
+                title="Correlations between criteria" + ctx.paper("Figs. 1-2, 10-13"),
+                choices={"method": METHODS, "level": ctx.level_names(LEVELS)},
+                tooltip=["measure", "against", "statistic", "n_groups"],
+                spread="method",
             ),
-            Table("inter_criteria", inter, "Correlations between criteria", max_rows=36),
+            Table(
+                "inter_criteria",
+                inter.pivot(
+                    on="against",
+                    index=["level", "method", "measure"],
+                    values="statistic",
+                    sort_columns=False,
+                ),
+                "Correlations between criteria: one row per level, coefficient and criterion",
+            ),
         ]
     else:
         section.blocks.append(Note("Inter-criteria correlations need at least 3 systems."))
     if ctx.has_ratings:
         agree = an.agreement(ctx.study, confidence=s.confidence)
-        section.blocks.append(Table("agreement", agree, "Inter-rater agreement (Tab. 3)"))
+        section.blocks.append(
+            Table("agreement", agree, "Inter-rater agreement" + ctx.paper("Tab. 3"))
+        )
         if (agree["rater_source"] == "slot").any():
             section.blocks.append(
                 Note(
@@ -316,29 +344,37 @@ def metrics_vs_criteria(ctx: Context) -> Section:
     )
     for level in LEVELS:
         section.blocks.append(
-            Chart(
-                charts.metric_heatmap(
-                    corr.filter(pl.col("level") == ctx.level_name(level)),
-                    name=f"corr_{level}",
-                    x="against",
-                    y="measure",
-                    color="abs_statistic",
-                    title=f"{ctx.level_name(level).capitalize()}-level |correlation| with human "
-                    "criteria "
-                    + ("(Figs. 3, 14, 16, 18)" if level == "item" else "(Figs. 4, 15, 17, 19)"),
-                    choices={"method": METHODS},
-                    spread="method",
-                    tooltip=[
-                        "measure",
-                        "against",
-                        "method",
-                        "statistic",
-                        "n_groups",
-                        "n_skipped",
-                        "ci_low",
-                        "ci_high",
-                    ],
-                )
+            Chart.of(
+                charts.metric_heatmap,
+                corr.filter(pl.col("level") == ctx.level_name(level)),
+                name=f"corr_{level}",
+                x="against",
+                y="measure",
+                color="abs_statistic",
+                title=f"{ctx.level_name(level).capitalize()}-level |correlation| with human "
+                "criteria "
+                + ctx.paper("Figs. 3, 14, 16, 18" if level == "item" else "Figs. 4, 15, 17, 19"),
+                choices={"method": METHODS},
+                spread="method",
+                tooltip=[
+                    "measure",
+                    "against",
+                    "method",
+                    "statistic",
+                    "n_groups",
+                    "n_skipped",
+                    "ci_low",
+                    "ci_high",
+                ],
+            )
+        )
+    if ctx.n_systems < SMALL_N:
+        section.blocks.append(
+            Note(
+                f"System level rests on {ctx.n_systems} systems: a correlation of so few points "
+                "can change sign with one system, and the bootstrap interval (resampling "
+                f"{s.ci_resample}) does not show which systems happened to be compared. Read the "
+                "system-level values and intervals as indicative only."
             )
         )
     top = (
@@ -352,7 +388,11 @@ def metrics_vs_criteria(ctx: Context) -> Section:
         .rename({"against": "criterion"})
     )
     section.blocks += [
-        Table("top_metrics", top, "Top 3 metrics per criterion and level by |Pearson r| (Tab. 5)"),
+        Table(
+            "top_metrics",
+            top,
+            "Top 3 metrics per criterion and level by |Pearson r|" + ctx.paper("Tab. 5"),
+        ),
         Table("correlations", corr, "All metric-criterion correlations", max_rows=0),
     ]
     return section
@@ -403,21 +443,20 @@ def metric_metric(ctx: Context) -> Section:
         )
         choices["families"] = (charts.ALL, *present)
     section.blocks += [
-        Chart(
-            charts.metric_heatmap(
-                corr,
-                name="metric_metric",
-                x="against",
-                y="measure",
-                color="statistic",
-                title="Correlations between metrics (Figs. 5-6, 20-25)",
-                choices=choices,
-                tooltip=["measure", "against", "statistic"],
-                spread="method",
-                sort_x=ctx.metrics,
-                sort_y=ctx.metrics,
-                diverging=True,
-            )
+        Chart.of(
+            charts.metric_heatmap,
+            corr,
+            name="metric_metric",
+            scale="signed",
+            x="against",
+            y="measure",
+            color="statistic",
+            title="Correlations between metrics" + ctx.paper("Figs. 5-6, 20-25"),
+            choices=choices,
+            tooltip=["measure", "against", "statistic"],
+            spread="method",
+            sort_x=ctx.metrics,
+            sort_y=ctx.metrics,
         ),
         Table("metric_correlations", corr, "All metric-metric correlations", max_rows=0),
     ]
@@ -447,17 +486,16 @@ def pairwise_systems(ctx: Context) -> Section:
         ctx.study, resamples=s.resamples, alpha=s.alpha, seed=s.seed, kinds=s.kinds
     )
     section.blocks += [
-        Chart(
-            charts.metric_heatmap(
-                f1,
-                name="pairwise",
-                x="criterion",
-                y="measure",
-                color="f1",
-                title="Weighted F1 of paired-bootstrap labels (Fig. 7, 26)",
-                choices={},
-                tooltip=["measure", "criterion", "f1"],
-            )
+        Chart.of(
+            charts.metric_heatmap,
+            f1,
+            name="pairwise",
+            x="criterion",
+            y="measure",
+            color="f1",
+            title="Weighted F1 of paired-bootstrap labels" + ctx.paper("Figs. 7, 26"),
+            choices={},
+            tooltip=["measure", "criterion", "f1"],
         ),
         Table("pairwise_f1", f1, "Weighted F1 per metric and criterion", max_rows=0),
     ]
@@ -481,12 +519,11 @@ def top_k(ctx: Context) -> Section:
         ctx.study, ks=range(4, ctx.n_rated_systems + 1), kinds=ctx.settings.kinds
     ).with_columns(pl.col("statistic").abs().alias("abs_statistic"))
     section.blocks += [
-        Chart(
-            charts.topk_lines(
-                frame.select("criterion", "k", "measure", "abs_statistic"),
-                name="topk",
-                title="System-level |r| on the top-k systems (Fig. 8)",
-            )
+        Chart.of(
+            charts.topk_lines,
+            frame.select("criterion", "k", "measure", "abs_statistic"),
+            name="topk",
+            title="System-level |r| on the top-k systems" + ctx.paper("Fig. 8"),
         ),
         Table(
             "topk",
@@ -501,12 +538,14 @@ def top_k(ctx: Context) -> Section:
 def williams(ctx: Context) -> Section:
     """Williams tests between every pair of metrics, per criterion (Figs. 27-38)."""
     s = ctx.settings
+    adjusted = f"{s.correction}-adjusted p" if s.correction else "p (no correction)"
     section = Section(
         "williams",
         "Williams significance tests",
         "Cell (row a, column b) is the one-sided p-value of 'metric a correlates more strongly "
-        "with the criterion than metric b'; dark cells (small p) mark significant "
-        "improvements. Pick the criterion in the drop-down.",
+        "with the criterion than metric b'. The colour runs from dark purple (p = 0) to yellow "
+        f"(p = 1); a white star marks a cell significant at alpha = {s.alpha} ({adjusted} <= "
+        "alpha). Pick the criterion in the drop-down.",
         {
             "level": ctx.level_name(s.williams_level),
             "method": s.williams_method,
@@ -534,23 +573,36 @@ def williams(ctx: Context) -> Section:
     tests = ctx.shown(tests).with_columns((pl.col(shown) <= s.alpha).alias("significant"))
     tooltip = ["measure_a", "measure_b", "r_a", "r_b", "statistic", "pvalue"]
     section.blocks += [
-        Chart(
-            charts.metric_heatmap(
-                tests,
-                name="williams",
-                x="measure_b",
-                y="measure_a",
-                color=shown,
-                title="Williams test p-values"
-                + (f" ({s.correction}-adjusted)" if s.correction else "")
-                + ", H1: |r_a| > |r_b| (Figs. 27-38)",
-                choices={"criterion": ctx.criteria},
-                tooltip=[*tooltip, "pvalue_adjusted"] if s.correction else tooltip,
-                spread="criterion",
-                sort_x=ctx.metrics,
-                sort_y=ctx.metrics,
-                reverse=True,
+        Chart.of(
+            charts.metric_heatmap,
+            tests,
+            name="williams",
+            x="measure_b",
+            y="measure_a",
+            color=shown,
+            title="Williams test p-values"
+            + (f" ({s.correction}-adjusted)" if s.correction else "")
+            + ", H1: |r_a| > |r_b|"
+            + ctx.paper("Figs. 27-38"),
+            choices={"criterion": ctx.criteria},
+            tooltip=[*tooltip, "pvalue_adjusted", "significant"]
+            if s.correction
+            else [*tooltip, "significant"],
+            spread="criterion",
+            sort_x=ctx.metrics,
+            sort_y=ctx.metrics,
+            scale="pvalue",
+            marked="significant",
+        ),
+        Note(
+            f"Significant at alpha = {s.alpha} ({adjusted}): "
+            + "; ".join(
+                f"{criterion} {n:,} of {total:,} ordered pairs"
+                for criterion, n, total in tests.group_by("criterion", maintain_order=True)
+                .agg(pl.col("significant").sum(), pl.len())
+                .iter_rows()
             )
+            + "."
         ),
         Table("williams", tests, "Williams tests", max_rows=0),
     ]
@@ -563,9 +615,9 @@ def borda(ctx: Context) -> Section:
     section = Section(
         "borda",
         "Aggregated rankings of metrics",
-        "Each metric's Borda count sums its rank (0 = weakest) over the 6 criteria x 3 "
-        "coefficients of |correlation|; higher is better. Mean rank and mean |r| aggregate the "
-        "same table differently and are shown beside it.",
+        f"Each metric's Borda count sums its rank (0 = weakest) over the {len(ctx.criteria)} "
+        f"criteria x {len(METHODS)} coefficients of |correlation|; higher is better. Mean rank "
+        "and mean |r| aggregate the same table differently and are shown beside it.",
         {"tie rule": s.ties, "columns": "criteria x (pearson, spearman, kendall)"},
     )
     why = ctx.missing(criteria=True, metrics=True, systems=3)
@@ -582,17 +634,19 @@ def borda(ctx: Context) -> Section:
     frame = pl.concat(frames)
     for level in frame["level"].unique(maintain_order=True):
         section.blocks.append(
-            Chart(
-                charts.bar_scores(
-                    ctx.shown(frame.filter(pl.col("level") == level).head(15)),
-                    name=f"borda_{level}",
-                    x="borda",
-                    y="measure",
-                    title=f"Top 15 metrics by Borda count, {ctx.level_name(level)} level (Tab. 6)",
-                )
+            Chart.of(
+                charts.bar_scores,
+                ctx.shown(frame.filter(pl.col("level") == level).head(15)),
+                name=f"borda_{level}",
+                x="borda",
+                y="measure",
+                title=f"Top 15 metrics by Borda count, {ctx.level_name(level)} level"
+                + ctx.paper("Tab. 6"),
             )
         )
-    section.blocks.append(Table("borda", ctx.shown(frame), "Borda counts (Tab. 6)", max_rows=20))
+    section.blocks.append(
+        Table("borda", ctx.shown(frame), "Borda counts" + ctx.paper("Tab. 6"), max_rows=20)
+    )
     return section
 
 
@@ -606,7 +660,7 @@ def tie_calibration(ctx: Context) -> Section:
         f"{ctx.level_name('item')} level) that a metric orders as the human criterion does, ties "
         "included: a metric ties a pair when its "
         "scores differ by at most epsilon, the epsilon that maximises its accuracy (Deutsch, "
-        "Foster and Freitag 2023, \"Ties Matter\"; the WMT metrics tasks' statistic). Bars: mean "
+        'Foster and Freitag 2023, "Ties Matter"; the WMT metrics tasks\' statistic). Bars: mean '
         "over the criteria.",
         {
             "statistic": "acc_eq",
@@ -631,14 +685,13 @@ def tie_calibration(ctx: Context) -> Section:
             "mean_acc_eq", "measure", descending=[True, False]
         )
         section.blocks.append(
-            Chart(
-                charts.bar_scores(
-                    ctx.shown(top.head(15)),
-                    name=f"acc_eq_{level}",
-                    x="mean_acc_eq",
-                    y="measure",
-                    title=f"Top 15 metrics by tie-calibrated acc_eq, {ctx.level_name(level)} level",
-                )
+            Chart.of(
+                charts.bar_scores,
+                ctx.shown(top.head(15)),
+                name=f"acc_eq_{level}",
+                x="mean_acc_eq",
+                y="measure",
+                title=f"Top 15 metrics by tie-calibrated acc_eq, {ctx.level_name(level)} level",
             )
         )
     section.blocks.append(
@@ -665,7 +718,7 @@ def _judge_measures(study: Study) -> pl.DataFrame:
     )
 
 
-def llm_judges(ctx: Context) -> Section:
+def llm_judges(ctx: Context) -> Section | None:
     """LLM judges rating the human criteria (Chhun, Suchanek & Clavel, TACL 2024): the
     criterion-matched view, Williams tests against the best metric, the judges' scale."""
     s = ctx.settings
@@ -693,6 +746,8 @@ def llm_judges(ctx: Context) -> Section:
             "alpha": s.alpha,
         },
     )
+    if ctx.study.catalogue.filter(pl.col("kind") == "llm-judge").is_empty():
+        return None  # no judges: no section
     why = ctx.missing(criteria=True)
     if not why and _judge_measures(ctx.study).is_empty():
         why = (
@@ -722,20 +777,19 @@ def llm_judges(ctx: Context) -> Section:
         on="criterion", index=["level", "rater", "prompt"], values="statistic", sort_columns=False
     )
     section.blocks += [
-        Chart(
-            charts.metric_heatmap(
-                view,
-                name="judges",
-                x="criterion",
-                y="column",
-                color="statistic",
-                title="Kendall tau of each LLM judge with the human criterion it rates, beside "
-                "a human rater (Chhun et al. 2024, Figs. 2-3)",
-                choices={"level": ctx.level_names(JUDGE_LEVELS)},
-                tooltip=["column", "criterion", "statistic"],
-                spread="level",
-                diverging=True,
-            )
+        Chart.of(
+            charts.metric_heatmap,
+            view,
+            name="judges",
+            scale="signed",
+            x="criterion",
+            y="column",
+            color="statistic",
+            title="Kendall tau of each LLM judge with the human criterion it rates, beside "
+            "a human rater" + ctx.paper("Chhun et al. 2024, Figs. 2-3"),
+            choices={"level": ctx.level_names(JUDGE_LEVELS)},
+            tooltip=["column", "criterion", "statistic"],
+            spread="level",
         ),
         Table(
             "judge_criteria",
@@ -854,7 +908,9 @@ def _self_consistency(ctx: Context) -> list[Chart | Table | Note]:
     ]
 
 
-SECTIONS: tuple[Callable[[Context], Section], ...] = (
+#: The section builders, in the paper's order; a builder returns None when its section does not
+#: apply to the study at all (no LLM judges: no LLM-judge section).
+SECTIONS: tuple[Callable[[Context], Section | None], ...] = (
     dataset,
     human_criteria,
     metrics_vs_criteria,

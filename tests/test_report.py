@@ -1,6 +1,7 @@
 """The HTML report: content, offline page, determinism, atomic write, non-HANNA studies.
 
-The browser test (rendering in headless Chromium) is in test_report_browser.py.
+What a reader sees in the browser (every chart read back from Chromium) is checked in
+test_report_browser.py.
 """
 
 from __future__ import annotations
@@ -61,9 +62,9 @@ def test_page_has_every_section_with_how_to_read_and_settings(hanna_report):
     assert "resamples B <code>1000</code>" in text
     assert "tie rule <code>average</code>" in text
     assert "correction <code>none</code>" in text
-    # 12 charts: means, violins, inter-criteria, 2 metric-criteria, metric-metric, pairwise,
+    # 14 charts: means, violins, inter-criteria, 2 metric-criteria, metric-metric, pairwise,
     # top-k, Williams, 2 Borda, 2 tie calibration, LLM judges.
-    assert len(re.findall(r'<div class="chart" id="chart-\d+">', text)) == 14
+    assert len(re.findall(r'<div class="chart" id="chart-\d+"', text)) == 14
     assert len(re.findall(r'vegaEmbed\("#chart-\d+"', text)) == 14
 
 
@@ -292,13 +293,10 @@ def test_judge_williams_selects_rows_of_williams_frame(hanna_study):
 
 
 def test_llm_judges_absent_without_judges(metric_study):
-    """A study without LLM-judge measures (HANNA's metric file alone): a note says why."""
+    """A study without LLM-judge measures (HANNA's metric file alone) has no LLM-judge section
+    (nor a line about one)."""
     ctx = report_sections.Context.of(metric_study, ReportSettings(resamples=10))
-    section = report_sections.llm_judges(ctx)
-    assert [type(b).__name__ for b in section.blocks] == ["Note"]
-    assert section.blocks[0].text.startswith(
-        "Not computed for this study: it has no LLM-judge measures rating its human criteria"
-    )
+    assert report_sections.llm_judges(ctx) is None
 
 
 def test_self_consistency_of_judge_tries(tmp_path, hanna_study):
@@ -390,7 +388,9 @@ def test_generic_study_without_criteria_says_what_is_missing(tmp_path):
     ingest_tidy(con, _tidy_study(tmp_path / "study.csv", n_systems=3, raters=False))
     out = write_report(load_study(con), tmp_path / "study.html", ReportSettings(resamples=20))
     text = out.read_text(encoding="utf-8")
-    assert text.count("Not computed for this study: it has no human criteria") == 8
+    # 7 sections collapse to their line (no LLM-judge section: the study has no judges).
+    assert text.count("Not computed for this study: it has no human criteria") == 7
+    assert 'id="llm-judges"' not in text
     assert len(re.findall(r"<div class=\"chart\"", text)) == 1  # metric-metric only
 
 
@@ -417,95 +417,6 @@ def test_cli_without_data_says_how_to_get_it(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert "--data" in err and "fetch-data" in err
     assert not out.exists()
-
-
-# --- Rendering in real headless Chromium --------------------------------------------------------
-# Flags as in DEVELOPERS.md: no sandbox (root in CI), no GPU, and no background networking (the
-# machine's closed network refuses those connections). The README's test command installs the
-# Debian package chromium when it is missing; HANNA_STATS_CHROMIUM names another binary.
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-def _chromium() -> str:
-    import shutil
-
-    found = os.environ.get("HANNA_STATS_CHROMIUM") or next(
-        filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None
-    )
-    if found is None:
-        pytest.fail(
-            "Chromium not found: install it (Debian: apt-get install -y chromium, as the README's "
-            "test command does) or set HANNA_STATS_CHROMIUM=/path/to/chrome"
-        )
-    return found
-
-
-def test_report_renders_in_headless_chromium(hanna_report, tmp_path):
-    """Every chart renders to a non-empty SVG, with no JavaScript error and no network request;
-    a drop-down change re-renders without error. The screenshot is kept in tmp_path."""
-    from playwright.sync_api import sync_playwright
-
-    html = hanna_report[0]
-    n_charts = len(re.findall(r'<div class="chart" id="chart-\d+">', html.read_text("utf-8")))
-    errors: list[str] = []
-    outside: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch_persistent_context(
-            tmp_path / "profile",  # a fresh --user-data-dir
-            executable_path=_chromium(),
-            headless=True,
-            args=CHROMIUM_FLAGS[1:],
-            viewport={"width": 1400, "height": 1000},
-        )
-        try:
-            page = browser.new_page()
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-
-            def route(r):
-                if r.request.url.startswith("file://"):
-                    r.continue_()
-                else:
-                    outside.append(r.request.url)
-                    r.abort()
-
-            page.route("**/*", route)
-            page.goto(html.as_uri())
-            page.wait_for_function(
-                f"document.querySelectorAll('.chart svg').length == {n_charts}", timeout=180_000
-            )
-            sizes = page.eval_on_selector_all(
-                ".chart",
-                "els => els.map(e => { const r = e.querySelector('svg').getBoundingClientRect();"
-                " return [r.width, r.height]; })",
-            )
-            marks = page.eval_on_selector_all(
-                ".chart svg path, .chart svg rect", "els => els.length"
-            )
-            # Switch the story-level heatmap to Kendall and the Williams matrix to Surprise.
-            selects = page.locator("#metrics-criteria select")
-            selects.first.select_option("kendall")
-            page.locator("#williams select").first.select_option("Surprise")
-            page.wait_for_timeout(1500)
-            shot = tmp_path / "report.png"
-            page.screenshot(path=str(shot), full_page=True)
-        finally:
-            browser.close()
-    assert errors == []
-    assert outside == []
-    assert len(sizes) == n_charts == 14
-    assert all(w > 50 and h > 50 for w, h in sizes), sizes
-    assert marks > 5000  # heatmap cells, violins, lines: the data were drawn
-    assert shot.stat().st_size > 100_000
 
 
 def test_tables_are_replaced_as_a_set(metric_study, tmp_path, monkeypatch):

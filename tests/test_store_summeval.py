@@ -29,12 +29,19 @@ MODELS = ["M11", "M2", "M0"]  # file order; the store orders them M0, M2, M11
 TABLES = ("systems", "inputs", "items", "measures", "raters", "scores", "ratings", "ingests")
 
 
-def records(*, seed: int = 0, paired: bool = True, scored: bool = False) -> list[dict]:
-    """3 documents x 3 systems, in SummEval's shape, with seeded ratings."""
+def records(
+    *,
+    seed: int = 0,
+    paired: bool = True,
+    scored: bool = False,
+    docs: tuple[str, ...] = tuple(DOCS),
+    models: tuple[str, ...] = tuple(MODELS),
+) -> list[dict]:
+    """``docs`` x ``models`` (default 3 x 3), in SummEval's shape, with seeded ratings."""
     rng = random.Random(seed)
     out = []
-    for d, doc in enumerate(DOCS):
-        for model in MODELS:
+    for d, doc in enumerate(docs):
+        for model in models:
             record = {
                 "id": doc,
                 "model_id": model,

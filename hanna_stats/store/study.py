@@ -215,6 +215,9 @@ class Study:
         The study's word for its items (table ``study``): ``"story"`` for HANNA, else as given
         at ingest (default ``"item"``). The report names the item level by it ("story level");
         the analyses' outputs always say ``item``.
+    name : str
+        The study's name (table ``study``; ``"HANNA"`` for HANNA's files, ``""`` when the store
+        has none).
     """
 
     values: np.ndarray
@@ -231,6 +234,7 @@ class Study:
     families: pl.DataFrame
     sources: pl.DataFrame
     item_word: str = "item"
+    name: str = ""
     _memo: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -450,19 +454,20 @@ def load_study(con: duckdb.DuckDBPyConnection) -> Study:
         counts=con.sql(_COUNTS).pl(),
         families=con.sql(_FAMILIES).pl(),
         sources=con.sql(_SOURCES).pl(),
-        item_word=_item_word(con),
+        **_study_row(con),
     )
 
 
-def _item_word(con: duckdb.DuckDBPyConnection) -> str:
-    """The study's word for its items, ``"item"`` when the store has none. A store written
-    before ``study.item_word`` existed has none (NULL, or no such column when opened read-only):
-    HANNA's items are then stories."""
+def _study_row(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """The study's name and word for its items (``"item"`` when the store has none). A store
+    written before ``study.item_word`` existed has none (NULL, or no such column when opened
+    read-only): HANNA's items are then stories."""
     study = con.sql("SELECT * FROM study ORDER BY ALL LIMIT 1").pl()
     if study.is_empty():
-        return "item"
+        return {"name": "", "item_word": "item"}
     row = study.row(0, named=True)
-    return row.get("item_word") or (HANNA_ITEM_WORD if row["name"] == HANNA else "item")
+    word = row.get("item_word") or (HANNA_ITEM_WORD if row["name"] == HANNA else "item")
+    return {"name": row["name"] or "", "item_word": word}
 
 
 def open_study(source: str | Path, *, human_system: str | None = None) -> Study:
