@@ -139,7 +139,7 @@ class Context:
     @property
     def is_hanna(self) -> bool:
         """Whether the study is HANNA (the paper's figure and table numbers apply)."""
-        return self.study.name == HANNA
+        return _is_hanna(self.study)
 
     def paper(self, reference: str) -> str:
         """`` (reference)`` to a figure or table of the paper when the study is HANNA, else
@@ -184,6 +184,10 @@ class Context:
             rated = "rated " if criteria else ""
             reasons.append(f"{have} {rated}systems (at least {systems} needed)")
         return "; ".join(reasons)
+
+
+def _is_hanna(study: Study) -> bool:
+    return study.name == HANNA
 
 
 def _absent(section: Section, why: str) -> Section:
@@ -296,8 +300,13 @@ def human_criteria(ctx: Context) -> Section:
         section.blocks.append(
             Note(
                 "Agreement (ICC, Krippendorff's alpha) needs rater-level ratings, which this "
-                "store does not hold: ingest hanna_metric_scores_llm.csv (judge slots) or the raw "
-                "annotation file, or a tidy file with a rater column."
+                "store does not hold: ingest "
+                + (
+                    "hanna_metric_scores_llm.csv (judge slots) or the raw annotation file, or "
+                    if ctx.is_hanna
+                    else ""
+                )
+                + "a tidy file with a rater column."
             )
         )
     return section
@@ -751,8 +760,8 @@ def llm_judges(ctx: Context) -> Section | None:
     why = ctx.missing(criteria=True)
     if not why and _judge_measures(ctx.study).is_empty():
         why = (
-            "no LLM-judge measures rating its human criteria (HANNA: "
-            "hanna_metric_scores_llm.csv in the data folder)"
+            "no LLM-judge measures rating its human criteria (a judge measure's criterion "
+            f"names none of {', '.join(ctx.criteria)})"
         )
     why = why or ctx.missing(criteria=True, systems=3)
     if why:
@@ -800,15 +809,18 @@ def llm_judges(ctx: Context) -> Section | None:
     ]
     section.blocks += _judge_williams(ctx, include_human)
     scale = an.judge_scale(ctx.study)
-    section.blocks += [
-        Table("judge_scale", scale, "LLM-judge values outside the 1-5 scale, per judge and prompt"),
-        Note(
-            "HANNA's hanna_metric_scores_llm.csv holds, per story, the mean of three tries in "
-            "which an answer that could not be parsed counts as -1: a value below 1 reveals "
-            "unparsable answers (not every one: a -1 beside two 5s gives 3). The store keeps "
-            "these values (policy keep), as the authors' correlations used them."
-        ),
-    ]
+    section.blocks.append(
+        Table("judge_scale", scale, "LLM-judge values outside the 1-5 scale, per judge and prompt")
+    )
+    if ctx.is_hanna:
+        section.blocks.append(
+            Note(
+                "HANNA's hanna_metric_scores_llm.csv holds, per story, the mean of three tries in "
+                "which an answer that could not be parsed counts as -1: a value below 1 reveals "
+                "unparsable answers (not every one: a -1 beside two 5s gives 3). The store keeps "
+                "these values (policy keep), as the authors' correlations used them."
+            )
+        )
     section.blocks += _self_consistency(ctx)
     return section
 
@@ -883,8 +895,12 @@ def _self_consistency(ctx: Context) -> list[Chart | Table | Note]:
         return [
             Note(
                 "Self-consistency needs per-try ratings (a tidy file with a rater column for "
-                "judge measures); this study has none (HANNA's public LLM file holds only each "
-                "judge's mean over three tries)."
+                "judge measures); this study has none"
+                + (
+                    " (HANNA's public LLM file holds only each judge's mean over three tries)."
+                    if _is_hanna(ctx.study)
+                    else "."
+                )
             )
         ]
     table = tries.filter(pl.col("statistic_name").is_in(SELF_CONSISTENCY)).select(

@@ -14,6 +14,8 @@ pytest_plugins = ("tiny_models",)
 
 REPO = Path(__file__).resolve().parents[1]
 HANNA_DIR = Path(os.environ.get("HANNA_DATA", REPO.parent / "shared" / "data" / "hanna"))
+#: One real WMT22 language pair (zh-en) in mt-metrics-eval's layout (not committed).
+WMT22_DIR = REPO.parent / "shared" / "data" / "wmt22"
 
 
 @pytest.fixture(scope="session")
@@ -43,6 +45,26 @@ def metric_study(hanna_dir):
     con = open_store()
     try:
         ingest_hanna_metric_scores(con, hanna_dir / "hanna_metric_scores.csv")
+        return load_study(con)
+    finally:
+        con.close()
+
+
+@pytest.fixture(scope="session")
+def wmt22_dir() -> Path:
+    if not (WMT22_DIR / "human-scores").is_dir():
+        pytest.fail(f"WMT22 data not found in {WMT22_DIR}")
+    return WMT22_DIR
+
+
+@pytest.fixture(scope="session")
+def wmt22_study(wmt22_dir):
+    """The real WMT22 zh-en test set, standard reference refA (mt-metrics-eval's choice)."""
+    from hanna_stats.store import ingest_wmt, load_study, open_store
+
+    con = open_store()
+    try:
+        ingest_wmt(con, wmt22_dir, lp="zh-en", ref="refA")
         return load_study(con)
     finally:
         con.close()

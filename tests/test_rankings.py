@@ -136,3 +136,47 @@ def test_system_level_borda_equals_scipy_with_exact_ties(store):
     got = borda(store, level="system", ties="average")
     assert dict(got.select("measure", "borda").iter_rows()) == expected
     assert got.head(5)["borda"].to_list() == [1126.5, 1103.5, 1100.5, 1068.0, 1067.5]
+
+
+def test_topk_criteria_rating_different_systems(tmp_path):
+    """A criterion rating a subset of the systems (WMT's MQM and DA) ranks only those: its rows
+    stop at its own count and its top k hold only systems it rates; no warning on the way."""
+    import warnings
+
+    import polars as pl
+
+    from hanna_stats.store import ingest_tidy, load_study, open_store
+
+    rng = np.random.default_rng(5)
+    rows = []
+    for g in range(6):
+        for s in range(6):
+            base = {"item": f"i{g}-{s}", "input": f"in{g}", "system": f"s{s}"}
+            rows.append({**base, "measure": "m", "value": float(rng.normal()), "kind": "metric"})
+            rows.append({**base, "measure": "A", "value": float(rng.normal()), "kind": "human"})
+            if s < 4:  # B rates s0..s3 only
+                rows.append({**base, "measure": "B", "value": float(s + g), "kind": "human"})
+    path = tmp_path / "study.csv"
+    pl.DataFrame(rows).write_csv(path)
+    con = open_store()
+    ingest_tidy(con, path)
+    study = load_study(con)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        frame = topk(study, ks=range(3, 7))
+    ks = {c: sorted(frame.filter(pl.col("criterion") == c)["k"].unique()) for c in ("A", "B")}
+    assert ks == {"A": [3, 4, 5, 6], "B": [3, 4]}
+    b4 = frame.filter((pl.col("criterion") == "B") & (pl.col("k") == 4))["systems"][0]
+    assert b4 == "s3; s2; s1; s0"  # B's means grow with the system index
+    # The correlation on B's top 3 equals scipy's on those systems' means.
+    values = {s: [] for s in ("s1", "s2", "s3")}
+    for row in rows:
+        if row["system"] in values and row["measure"] in ("m", "B"):
+            values[row["system"]].append((row["measure"], row["value"]))
+    means = {
+        s: {m: np.mean([v for mm, v in vals if mm == m]) for m in ("m", "B")}
+        for s, vals in values.items()
+    }
+    want = ss.pearsonr([means[s]["m"] for s in means], [means[s]["B"] for s in means]).statistic
+    got = frame.filter((pl.col("criterion") == "B") & (pl.col("k") == 3))["statistic"][0]
+    assert got == pytest.approx(want, abs=1e-12)

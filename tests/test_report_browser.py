@@ -179,6 +179,17 @@ def wmt_study(tmp_path: Path):
 STUDIES = {"tidy": tidy_study, "summeval": summeval_study, "wmt": wmt_study}
 
 
+def test_real_wmt22_report_reads_back(wmt22_study, tmp_path):
+    """The real WMT22 zh-en pair: criteria rating different subsets of 20 systems (MQM 16, DA
+    13) and on other scales than Likert; every chart reads back (its violins used to slide under
+    other headers where a system had no rating)."""
+    page = tmp_path / "wmt22.html"
+    sections, blocks = report_page(wmt22_study, ReportSettings(resamples=50), page)
+    problems, _ = read_back(page, blocks, tmp_path / "profile")
+    assert problems == []
+    assert "llm-judges" not in [s.key for s in sections]
+
+
 @pytest.mark.parametrize("shape", sorted(STUDIES))
 def test_other_studies_read_back_and_speak_of_themselves(shape, tmp_path):
     """A study other than HANNA: its charts read back; its guides count its own criteria and

@@ -139,7 +139,9 @@ def topk(
     study : Study
         A loaded study.
     ks : iterable of int
-        Numbers of systems kept; each between 3 and the number of systems.
+        Numbers of systems kept; each between 3 and the number of rated systems. A criterion that
+        rates fewer systems (WMT's MQM and DA rate different subsets) has rows only for the k up
+        to its own count; its ranking uses only the systems it rates.
     level, method : str
         As in :func:`hanna_stats.analyses.correlations.correlate`.
     include_human : bool
@@ -172,13 +174,17 @@ def topk(
     # 6 criteria x 7 values of k cost one call instead of 42.
     X = at_level(cube.values, level, True)  # system level: (M, 1, S) means
     keep = np.zeros((len(criteria), len(ks), X.shape[2]), dtype=bool)
-    orders = []
+    orders, n_rated = [], []
     for ci, c in enumerate(criteria):
+        # A system rated on other criteria but not on this one (WMT: MQM and DA rate different
+        # systems) cannot rank on it: this criterion's top k exist only up to its rated count.
+        on_c = ~np.isnan(cube.values[c]).all(axis=0)
         means = np.full(len(cube.systems), -np.inf)
-        means[rated] = np.nanmean(cube.values[c][:, rated], axis=0)
+        means[on_c] = np.nanmean(cube.values[c][:, on_c], axis=0)
         orders.append(np.argsort(-means, kind="stable"))
+        n_rated.append(int(on_c.sum()))
         for ki, k in enumerate(ks):
-            keep[ci, ki, orders[-1][:k]] = True
+            keep[ci, ki, orders[-1][:k]] = k <= n_rated[-1]
     shape = (len(criteria) * len(ks) * X.shape[1], X.shape[2])
     mask = keep[:, :, None, :]  # (C, K, 1, S) against (C or M, K, G, S)
     A = np.where(mask[None], X[metrics][:, None, None], np.nan).reshape(len(metrics), *shape)
@@ -188,6 +194,8 @@ def topk(
     frames = []
     for ci, c in enumerate(criteria):
         for ki, k in enumerate(ks):
+            if k > n_rated[ci]:
+                continue
             res = aggregate_groups(R[ci, ki])
             frame = correlation_frame(cube, metrics, np.array([c]), res, level=level, method=method)
             systems = "; ".join(cube.systems[s] for s in orders[ci][:k])
