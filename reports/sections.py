@@ -186,6 +186,21 @@ class Context:
         return "; ".join(reasons)
 
 
+def _correlation_heatmap(frame: pl.DataFrame, **options) -> Chart:
+    """Signed correlations of ``measure`` (rows) with ``against`` (columns) on a scale centred on
+    0, the coefficient picked in a drop-down (``options``: name, title, choices, ...)."""
+    return Chart.of(
+        charts.metric_heatmap,
+        frame,
+        x="against",
+        y="measure",
+        color="statistic",
+        scale="signed",
+        spread="method",
+        **options,
+    )
+
+
 def _is_hanna(study: Study) -> bool:
     return study.name == HANNA
 
@@ -255,18 +270,12 @@ def human_criteria(ctx: Context) -> Section:
             )
         )
         section.blocks += [
-            Chart.of(
-                charts.metric_heatmap,
+            _correlation_heatmap(
                 inter,
                 name="inter",
-                scale="signed",
-                x="against",
-                y="measure",
-                color="statistic",
                 title="Correlations between criteria" + ctx.paper("Figs. 1-2, 10-13"),
                 choices={"method": METHODS, "level": ctx.level_names(LEVELS)},
                 tooltip=["measure", "against", "statistic", "n_groups"],
-                spread="method",
             ),
             Table(
                 "inter_criteria",
@@ -452,18 +461,12 @@ def metric_metric(ctx: Context) -> Section:
         )
         choices["families"] = (charts.ALL, *present)
     section.blocks += [
-        Chart.of(
-            charts.metric_heatmap,
+        _correlation_heatmap(
             corr,
             name="metric_metric",
-            scale="signed",
-            x="against",
-            y="measure",
-            color="statistic",
             title="Correlations between metrics" + ctx.paper("Figs. 5-6, 20-25"),
             choices=choices,
             tooltip=["measure", "against", "statistic"],
-            spread="method",
             sort_x=ctx.metrics,
             sort_y=ctx.metrics,
         ),
