@@ -280,3 +280,29 @@ def test_judge_tries_beside_humans_in_the_matched_view(tmp_path):
     )
     want = stats.pearsonr(mean["J Fl"], mean["Fluency"]).statistic
     assert got[0] == pytest.approx(want, abs=1e-12)
+
+
+def test_second_run_under_the_same_judge_key_is_refused(tmp_path, tries_file):
+    """Two judge measures of one judge, prompt variant and criterion (a second run filed under
+    the same key) would be one row of `judges` and two of `judge-williams`: refused, in the same
+    file or against the store, with the store unchanged; a distinct prompt variant is taken."""
+    con = open_store()
+    ingest_tidy(con, tries_file, scale_policy="keep")
+    before = con.execute("SELECT count(*) FROM measures").fetchall()
+    second = [
+        ("a", "p1", "s1", "J Fluency run 2", 3, "1", "", "Fluency", "J", "1", "", "", "", "3"),
+        ("b", "p1", "s2", "J Fluency run 2", 4, "1", "", "", "", "", "", "", "", "4"),
+    ]
+    path = write_csv(tmp_path / "second.csv", second)
+    with pytest.raises(InputError, match=r"'J Fluency', 'J Fluency run 2'.*prompt_variant"):
+        ingest_tidy(con, path, scale_policy="keep")
+    assert con.execute("SELECT count(*) FROM measures").fetchall() == before
+    both = write_csv(tmp_path / "both.csv", TRIES + second)
+    with pytest.raises(InputError, match="both rate 'Fluency' by judge 'J'"):
+        ingest_tidy(open_store(), both, scale_policy="keep")
+    renamed = [
+        tuple("1 run 2" if v == "1" and k == 9 else v for k, v in enumerate(r)) for r in second
+    ]
+    ingest_tidy(con, write_csv(tmp_path / "renamed.csv", renamed), scale_policy="keep")
+    rows = judge_criteria(load_study(con), level="item").filter(pl.col("criterion") == "Fluency")
+    assert sorted(rows["prompt"].to_list(), key=str) == ["1", "1 run 2", None]

@@ -200,6 +200,29 @@ def _check_measures(con: duckdb.DuckDBPyConnection, source: Source) -> None:
         )
 
 
+def _check_judges(con: duckdb.DuckDBPyConnection, source: Source) -> None:
+    """Refuse two LLM-judge measures of one judge, prompt variant and criterion (a second run
+    under the same key): the judge analyses key a judge's rating of a criterion by them. Run
+    after the batch's measures are in the catalogue, so a clash with a stored measure counts."""
+    clash = con.execute(
+        """
+        SELECT judge, variant, criterion, list(name ORDER BY name)
+        FROM measures
+        WHERE kind = 'llm-judge' AND judge IS NOT NULL AND criterion IS NOT NULL
+        GROUP BY judge, variant, criterion HAVING count(*) > 1
+        ORDER BY judge, variant NULLS FIRST, criterion LIMIT 1
+        """
+    ).fetchall()
+    if clash:
+        judge, variant, criterion, names = clash[0]
+        raise source.error(
+            f"LLM-judge measures {', '.join(map(repr, names))} both rate {criterion!r} by judge "
+            f"{judge!r} with prompt variant {variant!r}: give each run its own prompt_variant "
+            "(e.g. '1 run 2') so that the judge analyses can tell them apart",
+            column="prompt_variant",
+        )
+
+
 def _offset(con: duckdb.DuckDBPyConnection, table: str, relative: bool) -> int:
     if not relative:
         return 0
@@ -437,7 +460,8 @@ def write_batch(
     ------
     InputError
         If the batch's items contradict items already stored, a measure's kind differs from the
-        stored one, a value leaves its measure's scale (human measures; others under the policy
+        stored one, two LLM-judge measures share judge, prompt variant and criterion, a value
+        leaves its measure's scale (human measures; others under the policy
         ``error``), the batch belongs to another study, or it would replace values, as above;
         the store is then unchanged, as after any other error.
     """
@@ -474,6 +498,7 @@ def write_batch(
             replaced = _check_replacements(con, source, replace)
             added = {what: con.execute(q).fetchall()[0][0] for what, q in _ADDED.items()}
             _upsert(con, batch)
+            _check_judges(con, source)
             con.execute(
                 "INSERT INTO ingests (source, sha256, format, n_values) VALUES (?, ?, ?, ?)",
                 [source.name, source.sha256, fmt, batch.n_values],
