@@ -237,3 +237,15 @@ def test_malformed_csv_rows_and_headers(tmp_path, text, match, row, column):
     path.write_text(text, encoding="utf-8")
     err = bad(path, match)
     assert "bad.csv" in str(err) and (err.row, err.column) == (row, column)
+
+
+@pytest.mark.parametrize("value", ["1e308", "-1.5e101", "1" + "0" * 120])
+def test_values_that_would_overflow_the_statistics_are_refused(tmp_path, value):
+    """A finite value near 1e308 made system means infinite and the system-level correlation
+    undefined: values beyond 1e100 in magnitude are refused with their row; nothing is written."""
+    path = tmp_path / "huge.csv"
+    path.write_text(f"item,input,system,measure,value\ni1,in1,s1,m,2\ni2,in1,s2,m,{value}\n")
+    con = open_store()
+    with pytest.raises(InputError, match=r"row 2, column 'value'.*exceeds 1e\+100"):
+        ingest_tidy(con, path)
+    assert con.execute("SELECT count(*) FROM scores").fetchall() == [(0,)]

@@ -200,6 +200,33 @@ def _check_measures(con: duckdb.DuckDBPyConnection, source: Source) -> None:
         )
 
 
+#: Largest magnitude a value may have: beyond it, sums of squares (Pearson, Williams, ICC) and
+#: means over items overflow double precision and the statistics come out infinite or undefined.
+MAX_MAGNITUDE = 1e100
+
+
+def _check_magnitudes(batch: Batch, source: Source) -> None:
+    """Refuse a finite value beyond :data:`MAX_MAGNITUDE`, naming its row and measure."""
+    for rows, column in ((batch.scores, "value"), (batch.ratings, "score")):
+        huge = rows.filter(pl.col(column).abs() > MAX_MAGNITUDE)
+        if huge.height:
+            row = huge.row(0, named=True)
+            raise source.error(
+                f"value {row[column]!r} of measure {row['measure']!r} (item {row['item']!r}) "
+                f"exceeds {MAX_MAGNITUDE:g} in magnitude: statistics on it would overflow; "
+                "rescale the measure",
+                row=row["row"],
+                column=column,
+            )
+    huge = batch.system_scores.filter(pl.col("value").abs() > MAX_MAGNITUDE)
+    if huge.height:
+        row = huge.row(0, named=True)
+        raise source.error(
+            f"system-level value {row['value']!r} of measure {row['measure']!r} (system "
+            f"{row['system']!r}) exceeds {MAX_MAGNITUDE:g} in magnitude; rescale the measure"
+        )
+
+
 def _check_judges(con: duckdb.DuckDBPyConnection, source: Source) -> None:
     """Refuse two LLM-judge measures of one judge, prompt variant and criterion (a second run
     under the same key): the judge analyses key a judge's rating of a criterion by them. Run
@@ -461,11 +488,12 @@ def write_batch(
     InputError
         If the batch's items contradict items already stored, a measure's kind differs from the
         stored one, two LLM-judge measures share judge, prompt variant and criterion, a value
-        leaves its measure's scale (human measures; others under the policy
+        exceeds :data:`MAX_MAGNITUDE` in magnitude, a value leaves its measure's scale (human measures; others under the policy
         ``error``), the batch belongs to another study, or it would replace values, as above;
         the store is then unchanged, as after any other error.
     """
     policy = check_policy(scale_policy or batch.scale_policy)
+    _check_magnitudes(batch, source)
     frames = {
         "_hs_systems": batch.systems,
         "_hs_inputs": batch.inputs,
