@@ -51,6 +51,7 @@ def _intro(study: Study, settings: ReportSettings) -> str:
         f"benchmark){numbers}. Every chart works offline; every table is also "
         "written as CSV and Parquet by --tables DIR. Automatic measures analysed: kinds "
         f"{', '.join(settings.kinds)}; seed {settings.seed}; B = {settings.resamples}."
+        + (f" Systems left out: {', '.join(study.left_out)}." if study.left_out else "")
     )
 
 

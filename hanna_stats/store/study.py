@@ -11,8 +11,8 @@ memoised on it with :meth:`Study.memo`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -218,6 +218,8 @@ class Study:
     name : str
         The study's name (table ``study``; ``"HANNA"`` for HANNA's files, ``""`` when the store
         has none).
+    left_out : tuple of str
+        Systems of the store that :meth:`subset` left out (empty for a whole store).
     """
 
     values: np.ndarray
@@ -235,12 +237,83 @@ class Study:
     sources: pl.DataFrame
     item_word: str = "item"
     name: str = ""
+    left_out: tuple[str, ...] = ()
     _memo: dict = field(default_factory=dict, repr=False)
 
     @property
     def criteria(self) -> tuple[str, ...]:
         """The human criteria, in catalogue order."""
         return tuple(m for m, k in zip(self.measures, self.kinds, strict=True) if k == "human")
+
+    def subset(
+        self,
+        *,
+        systems: Iterable[str] | None = None,
+        exclude_systems: Iterable[str] | None = None,
+    ) -> Study:
+        """The study restricted to some systems: every analysis of the result sees only them.
+
+        Parameters
+        ----------
+        systems : iterable of str, optional
+            The systems to keep (default: all).
+        exclude_systems : iterable of str, optional
+            Systems to leave out (applied after ``systems``), e.g. a human reference or an
+            outlier, as SummEval's and WMT's papers do per table.
+
+        Returns
+        -------
+        Study
+            A new Study (with its own memo) whose ``left_out`` names the systems dropped; the
+            store's counts, catalogue and sources are those of the whole store.
+
+        Raises
+        ------
+        ValueError
+            Naming the unknown systems and the known ones, or if no system is left.
+
+        Examples
+        --------
+        >>> import numpy as np, polars as pl
+        >>> empty = pl.DataFrame({"system": []}, schema={"system": pl.String})
+        >>> s = Study(np.zeros((1, 1, 3)), ("m",), ("metric",), ("in",), ("A", "B", "C"),
+        ...           np.zeros(3, bool), empty, empty, empty, empty, empty, empty, empty)
+        >>> s.subset(exclude_systems=["B"]).systems, s.subset(exclude_systems=["B"]).left_out
+        (('A', 'C'), ('B',))
+        """
+        chosen = {}
+        for option, names in (("systems", systems), ("exclude_systems", exclude_systems)):
+            names = None if names is None else list(names)
+            unknown = sorted(set(names or ()) - set(self.systems))
+            if unknown:
+                raise ValueError(
+                    f"{option}: unknown systems {unknown}; the study's systems are "
+                    f"{', '.join(self.systems)}"
+                )
+            chosen[option] = names
+        keep = np.ones(len(self.systems), dtype=bool)
+        if chosen["systems"] is not None:
+            keep &= np.isin(self.systems, chosen["systems"])
+        if chosen["exclude_systems"]:
+            keep &= ~np.isin(self.systems, chosen["exclude_systems"])
+        if not keep.any():
+            raise ValueError("systems and exclude_systems leave no system")
+        kept = [s for s, k in zip(self.systems, keep, strict=True) if k]
+        return replace(
+            self,
+            values=np.ascontiguousarray(self.values[:, :, keep]),
+            systems=tuple(kept),
+            is_human=self.is_human[keep],
+            system_values=self.system_values.filter(pl.col("system").is_in(kept)),
+            ratings=self.ratings.filter(pl.col("system").is_in(kept))
+            if "system" in self.ratings.columns
+            else self.ratings,
+            left_out=(
+                *self.left_out,
+                *(s for s, k in zip(self.systems, keep, strict=True) if not k),
+            ),
+            _memo={},
+        )
 
     def memo(self, key: Hashable, compute: Callable[[], T]) -> T:
         """``compute()``, computed once per ``key`` for the life of this Study.
