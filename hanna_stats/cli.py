@@ -170,6 +170,18 @@ class Command:
             group.add_argument(
                 "--db", type=Path, metavar="FILE", help="an existing store file (see `ingest`)"
             )
+            parser.add_argument(
+                "--systems",
+                type=_names,
+                metavar="NAME[,NAME...]",
+                help="analyse only these systems (default: all)",
+            )
+            parser.add_argument(
+                "--exclude-systems",
+                type=_names,
+                metavar="NAME[,NAME...]",
+                help="leave these systems out (default: none), e.g. a reference or an outlier",
+            )
         if self.output:
             parser.add_argument("--format", choices=FORMATS, default="table")
         parser.set_defaults(command=self)
@@ -201,21 +213,62 @@ def _count(text: str) -> int:
         raise argparse.ArgumentTypeError(message or f"must be an integer; got {text!r}") from None
 
 
+def _sample_size(text: str) -> int:
+    """A Williams test's sample size n, checked when read: an integer from 4 (the test has
+    n - 3 degrees of freedom) to 2**63 - 1 (a larger one used to fail deep in polars)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or not 4 <= value < 2**63:
+        raise argparse.ArgumentTypeError(
+            "must be an integer of at least 4 (the Williams test has n - 3 degrees of freedom) "
+            f"and below 2**63; got {text!r}"
+        )
+    return value
+
+
+def _scale(text: str) -> tuple[str, tuple[float, float]]:
+    """An ``ingest --scale NAME=LO..HI``, checked by the store's rule when read."""
+    from hanna_stats.store.tidy import parse_scale
+
+    try:
+        return parse_scale(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def _scales(declared: list[tuple[str, tuple[float, float]]]) -> dict[str, tuple[float, float]]:
+    """The ``--scale`` options by measure; a measure given two is refused."""
+    scales: dict[str, tuple[float, float]] = {}
+    for name, bounds in declared:
+        if name in scales:
+            raise ValueError(f"--scale: measure {name!r} given a scale twice")
+        scales[name] = bounds
+    return scales
+
+
 def _comma_list(text: str) -> tuple[str, ...]:
     return tuple(k.strip() for k in text.split(",") if k.strip())
 
 
 def _ks(text: str) -> list[int]:
-    """'4-10' -> [4, ..., 10]; '4,6,8' -> [4, 6, 8]."""
+    """'4-10' -> [4, ..., 10]; '4,6,8' -> [4, 6, 8]; each k within the kernels' count bounds
+    (a range up to 10**20 used to overflow)."""
+    from hanna_stats.kernels import check_count
+
+    lo, dash, hi = text.partition("-")
     try:
-        if "-" in text:
-            lo, hi = text.split("-", 1)
-            return list(range(int(lo), int(hi) + 1))
-        return [int(k) for k in text.split(",")]
+        ks = [int(lo), int(hi)] if dash else [int(k) for k in text.split(",")]
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected 'LO-HI' or comma-separated integers; got {text!r}"
         ) from None
+    try:
+        ks = [check_count("k", k) for k in ks]
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"{err} (in {text!r})") from None
+    return list(range(ks[0], ks[1] + 1)) if dash else ks
 
 
 LEVEL_HELP = "the item level may be called story, summary or segment (outputs say item)"
@@ -326,6 +379,18 @@ def _commands() -> tuple[Command, ...]:
                     metavar="MEASURE[,MEASURE...]",
                     help="tidy files: measures of kind human (the criteria), comma-separated, "
                     "as a `kind` column would mark them",
+                ),
+                opt(
+                    "--scale",
+                    type=_scale,
+                    action="append",
+                    default=[],
+                    keyword=False,
+                    metavar="NAME=LO..HI",
+                    help="tidy files: measure NAME's Likert scale, whole numbers LO to HI "
+                    "(repeatable), as scale_min/scale_max columns would declare it; a rating off "
+                    "it is refused with its row. A human measure without one gets one inferred "
+                    "from its values, printed in the summary",
                 ),
                 opt("--study", help="tidy files: the study's name (default: the file's stem)"),
                 opt(
@@ -467,7 +532,7 @@ def _commands() -> tuple[Command, ...]:
             CRITERION,
             _level("system"),
             _method("pearson"),
-            opt("--n", type=int, help="sample size used by the test (see above)"),
+            opt("--n", type=_sample_size, help="sample size used by the test (see above)"),
             opt("--alternative", choices="alternative", default="greater"),
             opt("--correction", choices="correction", help="multiple-testing correction"),
             opt(
@@ -581,7 +646,10 @@ def _commands() -> tuple[Command, ...]:
             "meta_eval:spa",
             "soft pairwise accuracy of metrics with the criteria (Thompson et al. 2024)",
             "1 - mean over system pairs of |p_human - p_metric|, the one-sided paired "
-            "permutation p-values (sign flips over the inputs) of 'system i beats system j'.",
+            "permutation p-values (sign flips over the inputs) of 'system i beats system j'. "
+            "Systems without scores of the criterion are left out, and an input drops out of a "
+            "pair's comparison when the criterion or the metric misses a score (as "
+            "mt-metrics-eval); the columns n_systems_dropped and n_missing count them.",
             opt("--permutations", type=_count, default=1000),
             SEED,
             INCLUDE_HUMAN,
@@ -646,7 +714,11 @@ def _commands() -> tuple[Command, ...]:
             "and prompt against one metric across the criteria (Chhun et al. 2024's family).",
             _level("system"),
             _method("kendall"),
-            opt("--n", type=int, help="sample size used by the test (default: as williams)"),
+            opt(
+                "--n",
+                type=_sample_size,
+                help="sample size used by the test (default: as williams)",
+            ),
             opt("--correction", choices="correction", default="bh", help="default bh"),
             INCLUDE_HUMAN,
         ),
@@ -778,7 +850,12 @@ def _commands() -> tuple[Command, ...]:
                     help="score texts of another study than the store's into it",
                 ),
                 opt("--device", help="torch device for model-based metrics (cpu, cuda)"),
-                opt("--batch-size", type=int, default=32, help="batch size of model-based metrics"),
+                opt(
+                    "--batch-size",
+                    type=_count,
+                    default=32,
+                    help="batch size of model-based metrics",
+                ),
                 opt(
                     "--model",
                     action="append",
@@ -906,19 +983,32 @@ def _connect(args: argparse.Namespace, *, read_only: bool = True) -> duckdb.Duck
     return build_hanna_store(resolve_hanna_dir(args.data))
 
 
+def _names(text: str) -> list[str]:
+    """A comma-separated list of names (blanks around them dropped)."""
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"expected NAME[,NAME...], got {text!r}")
+    return names
+
+
 def _study(args: argparse.Namespace) -> Study:
-    """The Study of ``--db`` (read-only) or of the HANNA data (see :func:`_connect`)."""
+    """The Study of ``--db`` (read-only) or of the HANNA data (see :func:`_connect`), restricted
+    to ``--systems`` / ``--exclude-systems``."""
     if args.db is not None:
         from hanna_stats.store import load_study
 
         con = _connect(args)
         try:
-            return load_study(con)
+            study = load_study(con)
         finally:
             con.close()
-    from hanna_stats.store import open_study, resolve_hanna_dir
+    else:
+        from hanna_stats.store import open_study, resolve_hanna_dir
 
-    return open_study(resolve_hanna_dir(args.data))
+        study = open_study(resolve_hanna_dir(args.data))
+    if args.systems is None and args.exclude_systems is None:
+        return study
+    return study.subset(systems=args.systems, exclude_systems=args.exclude_systems)
 
 
 def _check_store_file(path: Path) -> None:
@@ -945,11 +1035,33 @@ def _run_analysis(command: Command, args: argparse.Namespace) -> int:
     options as keywords, and print its table."""
     module, name = (getattr(args, "function", None) or command.function).split(":")
     function = getattr(importlib.import_module(f"hanna_stats.analyses.{module}"), name)
-    df = function(_study(args), **command.keywords(args))
+    study, keywords = _study(args), command.keywords(args)
+    try:
+        df = function(study, **keywords)
+    except ValueError as err:
+        raise _missing_values(err, study, keywords) from err
     if df.is_empty() and command.empty_note:
         print(command.empty_note, file=sys.stderr)
     _emit(df, args.format)
     return 0
+
+
+def _missing_values(err: ValueError, study: Study, keywords: dict[str, Any]) -> ValueError:
+    """``err``; or, where a permutation test refused missing values (the kernels' ``X must not
+    contain NaN``), an error naming the measures and systems that lack values and what to do."""
+    if "must not contain NaN" not in str(err) or "criterion" not in keywords:
+        return err
+    from hanna_stats.analyses._common import criterion_cube
+
+    criterion, _, cube = criterion_cube(
+        study, keywords["criterion"], keywords["kinds"], keywords["include_human"]
+    )
+    return ValueError(
+        f"missing values: {cube.describe_missing(len(cube.measures) - 1)}; a permutation test "
+        "swaps two measures' scores item by item, so every measure compared needs a value "
+        f"wherever the criterion {criterion!r} has one: ingest the missing values, or leave "
+        "those systems out (--exclude-systems)"
+    )
 
 
 def _cmd_fetch(command: Command, args: argparse.Namespace) -> int:
@@ -963,16 +1075,26 @@ def _cmd_ingest(command: Command, args: argparse.Namespace) -> int:
     import hanna_stats.store as store
     from hanna_stats.store.ingest import FILE_INGESTERS, FORMAT_HANNA_DIR, FORMAT_WMT, detect_format
 
+    formats = []
     for path in args.paths:  # before the store file is created
         if not path.exists():
             raise store.DataNotFoundError(f"{path}: no such file or folder")
+        fmt = detect_format(path) if args.format == "auto" else args.format
+        if fmt == FORMAT_HANNA_DIR:
+            store.check_hanna_dir(path)  # a WMT download root or another folder: one line
+        wmt_only = [o for o, v in (("--lp", args.lp), ("--ref", args.ref)) if v is not None]
+        if fmt != FORMAT_WMT and wmt_only:
+            raise ValueError(
+                f"{' and '.join(wmt_only)}: for WMT test sets only; {path} is read as {fmt}"
+            )
+        formats.append(fmt)
     if args.db.is_dir():
         raise ValueError(f"--db {args.db}: is a folder; name a store file (created if missing)")
     policy = {"extend": args.extend, "replace": args.replace, "scale_policy": args.scale_policy}
+    new_store = not args.db.exists()
     con = store.open_store(args.db)
     try:
-        for path in args.paths:
-            fmt = detect_format(path) if args.format == "auto" else args.format
+        for path, fmt in zip(args.paths, formats, strict=True):
             if fmt == FORMAT_WMT:
                 summaries = [store.ingest_wmt(con, path, lp=args.lp, ref=args.ref, **policy)]
             elif fmt == FORMAT_HANNA_DIR:
@@ -981,6 +1103,7 @@ def _cmd_ingest(command: Command, args: argparse.Namespace) -> int:
                 tidy = {
                     "human_system": args.human_system,
                     "human_measures": args.human,
+                    "scales": _scales(args.scale),
                     "study": args.study,
                     "item_word": args.item_word,
                 }
@@ -988,8 +1111,15 @@ def _cmd_ingest(command: Command, args: argparse.Namespace) -> int:
                 summaries = [FILE_INGESTERS[fmt](con, path, **kwargs)]
             for summary in summaries:
                 print(summary)
-    finally:
+    except BaseException:
+        # a refused ingest leaves no store file behind that was not there before it
+        empty = new_store and not store.has_ingests(con)
         con.close()
+        if empty:
+            for leftover in (args.db, args.db.with_name(args.db.name + ".wal")):
+                leftover.unlink(missing_ok=True)
+        raise
+    con.close()
     return 0
 
 

@@ -16,13 +16,21 @@ CREATE TABLE IF NOT EXISTS systems (
     position  INTEGER              -- order of first appearance in the source file
 );
 
--- Inputs (HANNA: writing prompts). text is NULL when unknown.
+-- Inputs (HANNA: writing prompts). text is NULL when unknown. domain and document: the input's
+-- domain and document when the study gives them (WMT: documents/LP.docs, e.g. 'news' and
+-- 'xinhua-zh-01.103859'), so that analyses can group inputs by them; NULL otherwise.
 CREATE TABLE IF NOT EXISTS inputs (
     input_id INTEGER PRIMARY KEY DEFAULT nextval('input_id_seq'),
     name     VARCHAR NOT NULL UNIQUE,
     position INTEGER,              -- order within the source (HANNA: prompt index 0..95)
-    text     VARCHAR
+    text     VARCHAR,
+    domain   VARCHAR,
+    document VARCHAR
 );
+-- Stores written before the columns domain and document existed gain them on their next
+-- writable open.
+ALTER TABLE inputs ADD COLUMN IF NOT EXISTS domain VARCHAR;
+ALTER TABLE inputs ADD COLUMN IF NOT EXISTS document VARCHAR;
 
 -- Items (HANNA: stories): one output of one system for one input.
 CREATE TABLE IF NOT EXISTS items (

@@ -1,4 +1,5 @@
-"""Shared fixtures. Tests and CI read the HANNA files from ../shared/data/hanna (not committed)."""
+"""Shared fixtures. Tests and CI read the HANNA files from ../shared/data/hanna and WMT22 zh-en
+(in mt-metrics-eval's layout) from ../shared/data/wmt22; neither is committed."""
 
 from __future__ import annotations
 

@@ -90,6 +90,20 @@ def test_analysis_value_error_is_one_line_without_traceback(db):
     assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
 
 
+def test_spa_of_one_system_is_one_line_without_warnings(tmp_path):
+    # It printed numpy RuntimeWarnings (a mean over no pair of systems) and a NaN table.
+    rows = ["item,input,system,measure,value"]
+    rows += [f"{g},{g},A,{m},{v}" for g in range(5) for m, v in (("H", g % 3), ("BLEU", g / 10))]
+    tidy = tmp_path / "one.csv"
+    tidy.write_text("\n".join(rows) + "\n")
+    store = tmp_path / "one.duckdb"
+    assert main(["ingest", "--db", str(store), "--human", "H", str(tidy)]) == 0
+    result = _module("spa", "--db", store)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith("error: spa compares systems; the study has 1 (A)")
+    assert result.stderr.count("\n") == 1 and "Warning" not in result.stderr
+
+
 def test_sql_error_is_one_line(db, capsys):
     code, _, err = _run(["sql", "--db", str(db), "SELECT * FROM no_such_table"], capsys)
     assert code == 2

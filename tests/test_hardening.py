@@ -11,7 +11,9 @@ them (a tmpfs mount needs privileges; a read-only folder does not stop root).
 from __future__ import annotations
 
 import contextlib
+import gzip
 import hashlib
+import io
 import json
 import os
 import shutil
@@ -19,6 +21,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +30,7 @@ import polars as pl
 import pytest
 
 from hanna_stats.cli import main
+from hanna_stats.store.user_study import EXPLANATION, FLAG_COLUMNS, STORY_ID
 
 SUBPROCESS_ENV = {**os.environ, "CI": "1"}
 INPUTS = ("p1", "p2", "p3", "p4", "p5")
@@ -58,6 +62,10 @@ def study_rows(inputs=INPUTS, systems=SYSTEMS, *, shift: float = 0.0) -> list[tu
 
 
 BASE = tidy_csv(study_rows())
+#: One row whose value is text.
+TEXT_VALUE = pl.DataFrame(
+    {"item": ["a"], "input": ["p1"], "system": ["A"], "measure": ["BLEU"], "value": ["x"]}
+)
 GOOD_ROW = ("p1-A", "p1", "A", "BLEU", 0.0, None)
 
 
@@ -419,17 +427,7 @@ TIDY = [
     ),
     tidy_case(
         "parquet-text-value",
-        parquet(
-            pl.DataFrame(
-                {
-                    "item": ["a"],
-                    "input": ["p1"],
-                    "system": ["A"],
-                    "measure": ["BLEU"],
-                    "value": ["x"],
-                }
-            )
-        ),
+        parquet(TEXT_VALUE),
         ("row 1", "column 'value'", "'x'"),
         name="bad.parquet",
     ),
@@ -713,7 +711,13 @@ ANALYSES = [
         "williams-unknown-criterion", "williams", "--criterion", "XX", words=("'XX'", "Relevance")
     ),
     analysis(
-        "williams-n-small", "williams", "--criterion", "RE", "--n", "2", words=("n=2", "at least 4")
+        "williams-n-small",
+        "williams",
+        "--criterion",
+        "RE",
+        "--n",
+        "2",
+        words=("--n", "'2'", "at least 4"),
     ),
     analysis(
         "williams-n-text", "williams", "--criterion", "RE", "--n", "ten", words=("--n", "'ten'")
@@ -808,7 +812,7 @@ ANALYSES = [
     analysis("topk-ks-large", "topk", "--ks", "50", words=("ks=[50]", "between 3 and 10")),
     analysis("agreement-measure", "agreement", "--measures", "XX", words=("'XX'", "Relevance")),
     analysis("agreement-kinds", "agreement", "--kinds", "judge", words=("kinds", "'judge'")),
-    analysis("judge-williams-n", "judge-williams", "--n", "2", words=("n=2", "at least 4")),
+    analysis("judge-williams-n", "judge-williams", "--n", "2", words=("--n", "'2'", "at least 4")),
     analysis(
         "correlate-pvalue-story",
         "correlate",
@@ -895,7 +899,629 @@ SCORE = [
     ),
 ]
 
-CASES = TIDY + HANNA_FILES + SQL + SOURCE + ANALYSES + SCORE
+# --------------------------------------------------------------------------- hostile inputs
+
+
+def gz(content: str | bytes) -> bytes:
+    """``content`` gzip-compressed (mtime 0: the same bytes every run)."""
+    return gzip.compress(content.encode() if isinstance(content, str) else content, mtime=0)
+
+
+def parquet_gz(df: pl.DataFrame):
+    def write(path: Path) -> None:
+        buffer = io.BytesIO()
+        df.write_parquet(buffer)
+        path.write_bytes(gz(buffer.getvalue()))
+
+    return write
+
+
+def summeval_case(id: str, content, words: tuple[str, ...], **kw) -> Case:
+    """A SummEval file into the empty store (the file is refused before the study matters)."""
+    return tidy_case(id, content, words, name=kw.pop("name", SUMMEVAL), store="empty", **kw)
+
+
+def with_metric(value_json: str) -> str:
+    """A SummEval line whose ``metric_scores_1`` holds ``{"bleu": <value_json>}`` verbatim."""
+    line = summeval_line()
+    return line[:-2] + f', "metric_scores_1": {{"bleu": {value_json}}}}}\n'
+
+
+HOSTILE_SUMMEVAL = [
+    summeval_case(
+        "summeval-metric-400-digits",
+        with_metric("1" + "0" * 400),
+        ("row 1", "401 digits", "out of range"),
+    ),
+    summeval_case(
+        "summeval-metric-5000-digits",
+        with_metric("9" * 5000),
+        ("row 1", "5000 digits", "out of range"),
+    ),
+    summeval_case(
+        "summeval-nested-100000-deep",
+        summeval_line()[:-2] + ', "x": ' + "[" * 100_000 + "]" * 100_000 + "}\n",
+        ("row 1", "invalid JSON", "nested deeper"),
+    ),
+    summeval_case(
+        "summeval-lone-surrogate",
+        summeval_line() + summeval_line(model_id="M1").replace("A summary.", "A \\ud800 summary."),
+        ("row 2", "lone surrogate", "\\ud800"),
+    ),
+    summeval_case(
+        "summeval-duplicate-model-id",
+        summeval_line().replace('"model_id": "M0"', '"model_id": "M0", "model_id": "M1"'),
+        ("row 1", "column 'model_id'", "given twice"),
+    ),
+    summeval_case(
+        "summeval-duplicate-key-in-rating",
+        summeval_line().replace('"fluency": 5', '"fluency": 5, "fluency": 1', 1),
+        ("row 1", "'fluency'", "given twice"),
+    ),
+    summeval_case(
+        "summeval-truncated-last-line",
+        summeval_line() + summeval_line(model_id="M1")[:60],
+        ("row 2", "invalid JSON"),
+    ),
+    summeval_case(
+        "summeval-nul-line", summeval_line().encode() + b"\x00\n", ("row 2", "invalid JSON")
+    ),
+    summeval_case(
+        "summeval-control-character-in-model-id",
+        summeval_line(model_id="M\x1b[31m0"),
+        ("row 1", "column 'model_id'", "control character", "U+001B"),
+    ),
+    summeval_case("summeval-utf16", summeval_line().encode("utf-16"), ("row 1", "not valid UTF-8")),
+    summeval_case("summeval-array-line", "[1, 2]\n", ("row 1", "expected a JSON object")),
+    summeval_case(
+        "summeval-rating-text",
+        summeval_line(expert_annotations=[{**RATING, "fluency": "5"}]),
+        ("row 1", "'expert_annotations[0].fluency'", 'got "5"'),
+    ),
+    summeval_case(
+        "summeval-rating-bool",
+        summeval_line(expert_annotations=[{**RATING, "coherence": True}]),
+        ("row 1", "'expert_annotations[0].coherence'", "got true"),
+    ),
+    summeval_case(
+        "summeval-rating-half",
+        summeval_line(turker_annotations=[{**RATING, "relevance": 2.5}]),
+        ("row 1", "'turker_annotations[0].relevance'", "whole number", "2.5"),
+    ),
+    summeval_case(
+        "summeval-metric-nan-text",
+        summeval_line(metric_scores_1={"bleu": "NaN"}),
+        ("row 1", "'metric_scores_1.bleu'", "finite number", '"NaN"'),
+    ),
+    summeval_case(
+        "summeval-metric-infinity",
+        with_metric("Infinity"),
+        ("row 1", "'metric_scores_1.bleu'", "finite number", "Infinity"),
+    ),
+    summeval_case(
+        "summeval-metric-1e400",
+        with_metric("1e400"),
+        ("row 1", "'metric_scores_1.bleu'", "finite number"),
+    ),
+    summeval_case(
+        "summeval-metric-two-number-list",
+        summeval_line(metric_scores_1={"supert": [0.1, 0.2]}),
+        ("row 1", "'metric_scores_1.supert'", "one-number list"),
+    ),
+    summeval_case(
+        "summeval-empty-id", summeval_line(id=" "), ("row 1", "column 'id'", "empty value")
+    ),
+    summeval_case(
+        "summeval-model-id-number",
+        summeval_line(model_id=7),
+        ("row 1", "column 'model_id'", "expected a string", "7"),
+    ),
+    summeval_case(
+        "summeval-same-summary-twice",
+        summeval_line() + summeval_line(expert_annotations=[RATING]),
+        ("row 2", "duplicate summary", "also row 1"),
+    ),
+    summeval_case(
+        "summeval-text-differs",
+        summeval_line(text="An article.") + summeval_line(model_id="M1", text="Another one."),
+        ("row 2", "column 'text'", "another text than on row 1"),
+    ),
+    summeval_case("summeval-empty", b"", ("empty", "0 bytes")),
+    summeval_case("summeval-blank-lines", "\n \n\n", ("no data lines",)),
+    summeval_case(
+        "summeval-gz-bad-json",
+        gz(summeval_line() + '{"id": 1,\n'),
+        ("row 2", "invalid JSON"),
+        name=SUMMEVAL + ".gz",
+    ),
+    summeval_case(
+        "summeval-gz-truncated",
+        gz(summeval_line() * 20)[:40],
+        ("not a valid gzip file",),
+        name=SUMMEVAL + ".gz",
+    ),
+    summeval_case(
+        "summeval-gz-not-compressed",
+        summeval_line(),
+        ("named .gz", "not gzip-compressed"),
+        name=SUMMEVAL + ".gz",
+    ),
+    summeval_case(
+        "summeval-gz-empty-content",
+        gz(b""),
+        ("empty", "once uncompressed"),
+        name=SUMMEVAL + ".gz",
+    ),
+]
+
+LIKERT_HEADER = "item,input,system,measure,value,rater,scale_min"
+
+
+def bad_value(id: str, value: str, words: tuple[str, ...]) -> Case:
+    """The base study plus a BLEU row (row 101) whose value is ``value``."""
+    row = ("p9-A", "p9", "A", "BLEU", value, None)
+    return tidy_case(id, with_row(row), ("row 101", "column 'value'", *words))
+
+
+HOSTILE_TIDY = [
+    tidy_case(
+        "human-rating-off-inferred-scale",
+        with_row(("p9-A", "p9", "A", "Fluency", 7, "r1")),
+        ("row 101", "column 'value'", "value 7", "'Fluency'", "from 1 to 5"),
+    ),
+    tidy_case(
+        "human-rating-off-declared-scale",
+        with_row(("p9-A", "p9", "A", "Fluency", 7, "r1")),
+        ("row 101", "column 'value'", "value 7", "'Fluency'", "from 1 to 5"),
+        store="none",
+        more=("--scale", "Fluency=1..5"),
+    ),
+    Case(
+        "scale-option-form",
+        ingest("bad.csv", more=("--scale", "Fluency=1-5")),
+        ("--scale", "NAME=LO..HI", "'Fluency=1-5'"),
+        files={"bad.csv": BASE},
+    ),
+    Case(
+        "scale-option-reversed",
+        ingest("bad.csv", more=("--scale", "Fluency=5..1")),
+        ("--scale", "LO < HI", "5.0..1.0"),
+        files={"bad.csv": BASE},
+    ),
+    Case(
+        "scale-option-infinite",
+        ingest("bad.csv", more=("--scale", "Fluency=1..inf")),
+        ("--scale", "finite"),
+        files={"bad.csv": BASE},
+    ),
+    tidy_case(
+        "scale-option-absent-measure",
+        BASE,
+        ("column 'measure'", "'Nope'", "--scale", "not in the file"),
+        store="none",
+        more=("--scale", "Nope=1..5"),
+    ),
+    tidy_case(
+        "scale-option-conflicts-with-file",
+        tidy_csv([("p1-A", "p1", "A", "Fl", 3, "r1", 0)], LIKERT_HEADER),
+        ("row 1", "column 'scale_min'", "'Fl'", "--scale"),
+        store="none",
+        more=("--scale", "Fl=1..5"),
+    ),
+    Case(
+        "scale-option-twice",
+        ingest("bad.csv", more=("--scale", "Fluency=1..5", "--scale", "Fluency=1..7")),
+        ("--scale", "'Fluency'", "twice"),
+        files={"bad.csv": BASE},
+        store="none",
+    ),
+    tidy_case(
+        "control-character-in-system",
+        with_row(("p9-A", "p9", "A\x1b[31m", "BLEU", 1, None)),
+        ("row 101", "column 'system'", "control character", "U+001B"),
+    ),
+    tidy_case(
+        "nul-in-measure",
+        with_row(("p9-A", "p9", "A", "BL\x00EU", 1, None)),
+        ("row 101", "column 'measure'", "U+0000"),
+    ),
+    tidy_case(
+        "newline-in-quoted-item",
+        BASE + '"p9\nA",p9,A,BLEU,1,\n',
+        ("row 101", "column 'item'", "U+000A"),
+    ),
+    bad_value("value-400-digits", "1" + "0" * 400, ("finite number", "...")),
+    bad_value("value-2mb-text", "x" * 2_000_000, ("expected a number", "...")),
+    bad_value("value-hex", "0x10", ("'0x10'",)),
+    bad_value("value-decimal-comma", '"0,5"', ("'0,5'",)),
+    tidy_case(
+        "semicolon-separated",
+        BASE.replace(",", ";"),
+        ("column 'item'", "one column", "comma-separated", "';'"),
+    ),
+    tidy_case(
+        "second-byte-order-mark",
+        "\ufeff\ufeff" + BASE,
+        ("column 'item'", "second byte-order mark"),
+    ),
+    tidy_case("utf16", BASE.encode("utf-16"), ("not valid UTF-8", "0xff")),
+    tidy_case(
+        "latin1-row",
+        (BASE + "p9-é,p9,A,BLEU,1,\n").encode("latin-1"),
+        ("row 101", "not valid UTF-8", "0xe9"),
+    ),
+    tidy_case(
+        "gz-bad-row",
+        gz(BASE + "p9-A,p9,A,BLEU,high,\n"),
+        ("row 101", "column 'value'", "'high'"),
+        name="bad.csv.gz",
+    ),
+    tidy_case(
+        "gz-bad-utf8",
+        gz(BASE.encode() + b"p9-A,p9,A,BLEU,0.\xff,\n"),
+        ("row 101", "not valid UTF-8", "uncompressed"),
+        name="bad.csv.gz",
+    ),
+    tidy_case("gz-truncated", gz(BASE)[:50], ("not a valid gzip file",), name="bad.csv.gz"),
+    tidy_case(
+        "gz-parquet-text-value",
+        parquet_gz(TEXT_VALUE),
+        ("row 1", "column 'value'", "'x'"),
+        name="bad.parquet.gz",
+    ),
+    tidy_case(
+        "kind-capitalised",
+        tidy_csv([("p1-A", "p1", "A", "X", 1, "Metric")], "item,input,system,measure,value,kind"),
+        ("row 1", "column 'kind'", "'Metric'", "'metric'"),
+    ),
+    tidy_case(
+        "judge-value-nan-without-answer",
+        tidy_csv(
+            [("p1-A", "p1", "A", "J", "nan", "1", "J1")],
+            "item,input,system,measure,value,rater,judge",
+        ),
+        ("row 1", "column 'value'", "or its answer"),
+    ),
+    tidy_case(
+        "judge-two-criteria-one-measure",
+        tidy_csv(
+            [
+                ("p1-A", "p1", "A", "J", 3, "1", "J1", "Fluency"),
+                ("p1-B", "p1", "B", "J", 2, "1", "J1", "Coherence"),
+            ],
+            "item,input,system,measure,value,rater,judge,criterion",
+        ),
+        ("row 2", "column 'criterion'", "'Coherence'"),
+    ),
+    tidy_case(
+        "judge-try-twice",
+        tidy_csv(
+            [("p1-A", "p1", "A", "J", 3, "1", "J1"), ("p1-A", "p1", "A", "J", 4, "1", "J1")],
+            "item,input,system,measure,value,rater,judge",
+        ),
+        ("row 2", "duplicate row", "also row 1"),
+    ),
+    tidy_case(
+        "judge-off-scale-answer",
+        tidy_csv(
+            [("p1-A", "p1", "A", "J", 11, "1", "J1", 1, 10, "I'd say 11")],
+            "item,input,system,measure,value,rater,judge,scale_min,scale_max,answer",
+        ),
+        ("row 1", "column 'value'", "11", "'J'", "--scale-policy"),
+    ),
+]
+
+
+def user_study(*rows: str) -> str:
+    """A user-study file: its header, then ``rows``."""
+    return "\n".join([",".join([STORY_ID, EXPLANATION, *FLAG_COLUMNS.values()]), *rows]) + "\n"
+
+
+def flags(story_id: str = "8", values: str = "0,0,0,0,0,0") -> str:
+    return f'{story_id},"A weak story.",{values}'
+
+
+def user_study_case(id: str, content, words: tuple[str, ...], name: str = "user_study.csv"):
+    return Case(id, ("user-study", f"{{tmp}}/{name}"), (name, *words), "none", {name: content})
+
+
+HOSTILE_USER_STUDY = [
+    user_study_case(
+        "user-study-20-digit-story-id",
+        user_study(*[flags("12345678901234567890")] * 3),
+        ("row 1", "column 'Input.story_id'", "2**63 - 1", "'12345678901234567890'"),
+    ),
+    user_study_case(
+        "user-study-arabic-digits",
+        user_study(*[flags("١٢")] * 3),
+        ("row 1", "column 'Input.story_id'", "integer"),
+    ),
+    user_study_case(
+        "user-study-flag-2",
+        user_study(flags(), flags(values="0,0,2,0,0,0"), flags()),
+        ("row 2", "column 'Answer.a-3-superfluous.1'", "0 or 1", "'2'"),
+    ),
+    user_study_case(
+        "user-study-short-triple",
+        user_study(flags(), flags()),
+        ("row 2", "not a multiple of 3"),
+    ),
+    user_study_case(
+        "user-study-ids-differ-in-triple",
+        user_study(flags(), flags("9"), flags()),
+        ("row 2", "column 'Input.story_id'", "differs"),
+    ),
+    user_study_case("user-study-empty", b"", ("empty", "0 bytes")),
+    user_study_case(
+        "user-study-missing-column",
+        "Input.story_id,Input.explanation\n8,x\n",
+        ("column 'Answer.a-1-guidelines.1'", "missing column"),
+    ),
+    user_study_case(
+        "user-study-gz-truncated",
+        gz(user_study(*[flags()] * 3))[:30],
+        ("not a valid gzip file",),
+        name="user_study.csv.gz",
+    ),
+]
+
+HOSTILE_HANNA = [
+    Case(
+        "annotations-story-id-24-digits",
+        ingest("hanna_annotations_raw.csv", more=("--format", "hanna-annotations")),
+        ("hanna_annotations_raw.csv", "row 1", "column 'Story ID'", "non-negative integer"),
+        files={
+            "hanna_annotations_raw.csv": annotations(
+                ANN_ROW.format(r="3", w="w1").replace("0,", "1" * 24 + ",", 1)
+            )
+        },
+        store="empty",
+    ),
+    Case(
+        "annotations-story-id-superscript",
+        ingest("hanna_annotations_raw.csv", more=("--format", "hanna-annotations")),
+        ("hanna_annotations_raw.csv", "row 1", "column 'Story ID'", "'²'"),
+        files={
+            "hanna_annotations_raw.csv": annotations(
+                ANN_ROW.format(r="3", w="w1").replace("0,", "²,", 1)
+            )
+        },
+        store="empty",
+    ),
+    Case(
+        "annotations-rating-400-digits",
+        ingest("hanna_annotations_raw.csv", more=("--format", "hanna-annotations")),
+        ("hanna_annotations_raw.csv", "row 1", "column 'Relevance'", "finite", "..."),
+        files={"hanna_annotations_raw.csv": annotations(ANN_ROW.format(r="1" * 400, w="w1"))},
+        store="empty",
+    ),
+    Case(
+        "hanna-metric-cell-400-digits",
+        ingest("hanna_metric_scores.csv"),
+        ("hanna_metric_scores.csv", "row 1", "column 'Relevance'", "out of range"),
+        files={
+            "hanna_metric_scores.csv": hanna_variant(
+                "hanna_metric_scores.csv", lambda t: t.replace('"[', '"[' + "9" * 400 + ", ", 1)
+            )
+        },
+        store="empty",
+    ),
+    Case(
+        "hanna-metric-cell-nested-5000-deep",
+        ingest("hanna_metric_scores.csv"),
+        ("hanna_metric_scores.csv", "row 1", "column 'Relevance'", "nested deeper"),
+        files={
+            "hanna_metric_scores.csv": hanna_variant(
+                "hanna_metric_scores.csv",
+                lambda t: t.replace('"[', '"' + "[" * 5000 + "]" * 4999, 1),
+            )
+        },
+        store="empty",
+    ),
+]
+
+
+def wmt_test_set(edit=None, n: int = 3, systems=("sysA", "sysB", "sysC")) -> dict[str, str]:
+    """A small WMT test set in MTME's layout (one pair, en-de; reference refA; MQM and BLEU), its
+    files by path under ``ts/``; ``edit(files)`` changes them in place."""
+    files = {
+        "ts/sources/en-de.txt": "".join(f"source {i}\n" for i in range(n)),
+        "ts/references/en-de.refA.txt": "".join(f"reference {i}\n" for i in range(n)),
+        "ts/human-scores/en-de.mqm.seg.score": "".join(
+            f"{s}\t{-(i + j)}\n" for j, s in enumerate(systems) for i in range(n)
+        ),
+        "ts/metric-scores/en-de/BLEU-refA.seg.score": "".join(
+            f"{s}\t{10 * i + j}\n" for j, s in enumerate(systems) for i in range(n)
+        ),
+    }
+    for s in systems:
+        files[f"ts/system-outputs/en-de/{s}.txt"] = "".join(f"{s} out {i}\n" for i in range(n))
+    if edit is not None:
+        edit(files)
+    return files
+
+
+MQM = "ts/human-scores/en-de.mqm.seg.score"
+BLEU = "ts/metric-scores/en-de/BLEU-refA.seg.score"
+
+
+def edit_file(path: str, change):
+    def edit(files: dict) -> None:
+        files[path] = change(files[path])
+
+    return edit
+
+
+def wmt_case(id: str, edit, words: tuple[str, ...], *more: str, store: str = "none") -> Case:
+    return Case(id, ("ingest", "--db", "{db}", "{tmp}/ts", *more), words, store, wmt_test_set(edit))
+
+
+HOSTILE_WMT = [
+    wmt_case(
+        "wmt-score-inf",
+        edit_file(MQM, lambda t: t.replace("\t-1\n", "\tinf\n", 1)),
+        ("en-de.mqm.seg.score", "row 2", "column 'score'", "'inf'"),
+    ),
+    wmt_case(
+        "wmt-score-nan",
+        edit_file(MQM, lambda t: t.replace("\t-1\n", "\tnan\n", 1)),
+        ("en-de.mqm.seg.score", "row 2", "'nan'"),
+    ),
+    wmt_case(
+        "wmt-score-text",
+        edit_file(BLEU, lambda t: t.replace("\t10\n", "\tten\n", 1)),
+        ("BLEU-refA.seg.score", "row 2", "'ten'"),
+        store="empty",
+    ),
+    wmt_case(
+        "wmt-score-nul",
+        edit_file(MQM, lambda t: t.replace("\t-1\n", "\t-1\x00\n", 1)),
+        ("en-de.mqm.seg.score", "row 2", "\\x00"),
+    ),
+    wmt_case(
+        "wmt-scores-truncated",
+        edit_file(BLEU, lambda t: t.rsplit("\n", 2)[0] + "\n"),
+        ("BLEU-refA.seg.score", "'sysC'", "2 scores, expected 3"),
+    ),
+    wmt_case(
+        "wmt-unknown-system",
+        edit_file(BLEU, lambda t: t + "sysZ\t1\n"),
+        ("BLEU-refA.seg.score", "row 10", "'sysZ'", "no output file"),
+    ),
+    wmt_case(
+        "wmt-system-scored-twice",
+        edit_file(BLEU, lambda t: t + "sysA\t5\n"),
+        ("BLEU-refA.seg.score", "row 10", "'sysA'", "more than 3"),
+    ),
+    wmt_case(
+        "wmt-latin1-line",
+        edit_file(MQM, lambda t: t.encode() + b"sysA\t\xe9\n"),
+        ("en-de.mqm.seg.score", "row 10", "not valid UTF-8"),
+    ),
+    wmt_case(
+        "wmt-empty-score-file",
+        edit_file(MQM, lambda t: b""),
+        ("en-de.mqm.seg.score", "empty", "0 bytes"),
+    ),
+    wmt_case(
+        "wmt-reference-longer-than-source",
+        edit_file("ts/sources/en-de.txt", lambda t: "only one\n"),
+        ("en-de.refA.txt", "3 lines, expected 1"),
+    ),
+    wmt_case(
+        "wmt-no-sources",
+        lambda files: files.pop("ts/sources/en-de.txt"),
+        ("ts", "sources/"),
+    ),
+    wmt_case("wmt-unknown-pair", None, ("ts", "'xx-yy'", "found: en-de"), "--lp", "xx-yy"),
+    wmt_case("wmt-into-a-tidy-store", None, ("holds", "one language pair"), store="tidy"),
+]
+
+HOSTILE_OPTIONS = [
+    analysis(
+        "judge-williams-n-1e23",
+        "judge-williams",
+        "--n",
+        "1e23",
+        words=("--n", "'1e23'", "below 2**63"),
+    ),
+    analysis(
+        "judge-williams-n-24-digits",
+        "judge-williams",
+        "--n",
+        str(10**23),
+        words=("--n", str(10**23), "below 2**63"),
+    ),
+    analysis(
+        "williams-n-2-to-the-63",
+        "williams",
+        "--criterion",
+        "RE",
+        "--n",
+        str(2**63),
+        words=("--n", "below 2**63"),
+    ),
+    analysis("topk-ks-range-huge", "topk", "--ks", "3-" + "9" * 20, words=("--ks", "1,000,000")),
+    Case(
+        "score-batch-size-zero",
+        (
+            "score",
+            "--input",
+            "{tmp}/t.csv",
+            "--metrics",
+            "BLEU",
+            "--out",
+            "{tmp}/o.csv",
+            "--batch-size",
+            "0",
+        ),
+        ("--batch-size", "[1, 1,000,000]", "0"),
+        files={"t.csv": "input,system,prompt,reference,story\np,A,x,y,z\n"},
+        store="none",
+    ),
+    Case(
+        "db-is-a-csv-file",
+        ("correlate", "--db", "{tmp}/results.csv"),
+        ("results.csv", "not a hanna_stats store", "DuckDB database"),
+        files={"results.csv": "a,b\n1,2\n"},
+        store="none",
+    ),
+    Case(
+        "ingest-db-is-a-csv-file",
+        ("ingest", "--db", "{tmp}/results.csv", "{tmp}/x.csv"),
+        ("results.csv", "not a hanna_stats store", "DuckDB database"),
+        files={"results.csv": "a,b\n1,2\n", "x.csv": BASE},
+        store="none",
+    ),
+    Case(
+        "db-is-an-empty-file",
+        ("sql", "--db", "{tmp}/empty.duckdb", "SELECT 1"),
+        ("empty.duckdb", "not a hanna_stats store", "empty file"),
+        files={"empty.duckdb": b""},
+        store="none",
+    ),
+    Case(
+        "ingest-refused-into-a-new-store",
+        ("ingest", "--db", "{tmp}/new.duckdb", "{tmp}/bad.csv"),
+        ("bad.csv", "row 101", "'high'"),
+        files={"bad.csv": BASE + "p9-A,p9,A,BLEU,high,\n"},
+        store="none",
+    ),
+    analysis(
+        "permutation-systems-missing-values",
+        "permutation",
+        "--criterion",
+        "Fluency",
+        "--unit",
+        "systems",
+        "--permutations",
+        "20",
+        words=("missing values", "'BLEU'", "system 'B'", "'Fluency'", "--exclude-systems"),
+        store="gappy",
+    ),
+    analysis(
+        "clusters-missing-values",
+        "clusters",
+        "--criterion",
+        "Fluency",
+        "--permutations",
+        "20",
+        words=("missing values", "'BLEU'", "system 'B'", "ingest the missing values"),
+        store="gappy",
+    ),
+]
+
+HOSTILE = [
+    *HOSTILE_SUMMEVAL,
+    *HOSTILE_TIDY,
+    *HOSTILE_USER_STUDY,
+    *HOSTILE_HANNA,
+    *HOSTILE_WMT,
+    *HOSTILE_OPTIONS,
+]
+
+
+CASES = TIDY + HANNA_FILES + SQL + SOURCE + ANALYSES + SCORE + HOSTILE
 
 
 # --------------------------------------------------------------------------- stores and digests
@@ -929,8 +1555,9 @@ def _ingest_ok(db: Path, path: Path, *more: str) -> None:
 @pytest.fixture(scope="module")
 def stores(tmp_path_factory, hanna_dir) -> dict[str, Path]:
     """The stores a case can name, built once: ``tidy`` (the base study, named 'base'),
-    ``hanna`` (the HANNA files), ``metrics-only`` (no human measure), ``two-systems``, ``empty``
-    (a store with the schema and nothing else)."""
+    ``hanna`` (the HANNA files), ``metrics-only`` (no human measure), ``two-systems``, ``gappy``
+    (the base study without BLEU of item p2-B), ``empty`` (a store with the schema and nothing
+    else)."""
     root = tmp_path_factory.mktemp("stores")
     built = {}
     (root / "base.csv").write_text(BASE)
@@ -944,6 +1571,10 @@ def stores(tmp_path_factory, hanna_dir) -> dict[str, Path]:
     (root / "pair.csv").write_text(tidy_csv(study_rows(systems=("A", "B"))))
     built["two-systems"] = root / "pair.duckdb"
     _ingest_ok(built["two-systems"], root / "pair.csv")
+    gappy = [r for r in study_rows() if not (r[0] == "p2-B" and r[3] == "BLEU")]
+    (root / "gappy.csv").write_text(tidy_csv(gappy))
+    built["gappy"] = root / "gappy.duckdb"
+    _ingest_ok(built["gappy"], root / "gappy.csv")
     built["empty"] = root / "empty.duckdb"
     from hanna_stats.store import open_store
 
@@ -954,6 +1585,7 @@ def stores(tmp_path_factory, hanna_dir) -> dict[str, Path]:
 def _write_files(case: Case, tmp: Path, hanna_dir: Path) -> None:
     for name, content in case.files.items():
         path = tmp / name
+        path.parent.mkdir(parents=True, exist_ok=True)
         if name.endswith("/"):
             path.mkdir()
         elif isinstance(content, bytes):
@@ -996,8 +1628,160 @@ def test_bad_input(case: Case, stores, hanna_dir, tmp_path, capsys):
         assert digest(db) == before
 
 
+@dataclass(frozen=True)
+class Accepted:
+    """A hostile-looking input that is valid: the command exits 0 with nothing on stderr, its
+    output holds ``words``, and ``check(con, tmp)`` holds on the store it wrote (``{db}``)."""
+
+    id: str
+    args: tuple[str, ...]
+    words: tuple[str, ...]
+    files: dict
+    check: Callable[[duckdb.DuckDBPyConnection, Path], bool] | None = None
+
+
+def _sha256_recorded(name: str):
+    """The store records ``name``'s SHA-256 as the file was given (compressed)."""
+
+    def check(con: duckdb.DuckDBPyConnection, tmp: Path) -> bool:
+        sha = hashlib.sha256((tmp / name).read_bytes()).hexdigest()
+        return con.execute("SELECT source, sha256 FROM ingests").fetchall() == [(name, sha)]
+
+    return check
+
+
+def _measure_scale(name: str, scale: tuple):
+    def check(con: duckdb.DuckDBPyConnection, tmp: Path) -> bool:
+        query = "SELECT scale, scale_min, scale_max FROM measures WHERE name = ?"
+        return con.execute(query, [name]).fetchall() == [scale]
+
+    return check
+
+
+ANSWER_HEADER = "item,input,system,measure,value,rater,judge,answer"
+ACCEPTED = [
+    Accepted(
+        "summeval-jsonl-gz",
+        ingest(SUMMEVAL + ".gz"),
+        (SUMMEVAL + ".gz: summeval", "32 values"),
+        {SUMMEVAL + ".gz": gz(summeval_line())},
+        _sha256_recorded(SUMMEVAL + ".gz"),
+    ),
+    Accepted(
+        "summeval-metric-scores-id-skipped",
+        ingest(SUMMEVAL),
+        ("33 values",),
+        {SUMMEVAL: summeval_line(metric_scores_1={"id": 7, "bleu": 0.5})},
+        lambda con, tmp: (
+            con.execute("SELECT name FROM measures WHERE kind = 'metric'").fetchall()
+            == [("bleu (metric_scores_1)",)]
+        ),
+    ),
+    Accepted(
+        "summeval-byte-order-mark-and-crlf",
+        ingest(SUMMEVAL),
+        ("64 values",),
+        {
+            SUMMEVAL: ("\ufeff" + summeval_line() + summeval_line(model_id="M1")).replace(
+                "\n", "\r\n"
+            )
+        },
+    ),
+    Accepted(
+        "tidy-csv-gz",
+        ingest("base.csv.gz"),
+        ("base.csv.gz: tidy", "100 values"),
+        {"base.csv.gz": gz(BASE)},
+        lambda con, tmp: (
+            _sha256_recorded("base.csv.gz")(con, tmp)
+            and con.execute("SELECT name FROM study").fetchall() == [("base",)]
+        ),
+    ),
+    Accepted(
+        "tidy-parquet-gz",
+        ingest("scores.parquet.gz"),
+        ("scores.parquet.gz: tidy", "1 values"),
+        {
+            "scores.parquet.gz": parquet_gz(
+                pl.DataFrame(
+                    {
+                        "item": ["a"],
+                        "input": ["p"],
+                        "system": ["A"],
+                        "measure": ["M"],
+                        "value": [1.5],
+                    }
+                )
+            )
+        },
+    ),
+    Accepted(
+        "tidy-2mb-judge-answer",
+        ingest("answers.csv"),
+        ("answers.csv: tidy", "1 values"),
+        {
+            "answers.csv": tidy_csv(
+                [("p1-A", "p1", "A", "J", 3, "1", "J1", "x" * 2_000_000)], ANSWER_HEADER
+            )
+        },
+        lambda con, tmp: (
+            con.execute("SELECT length(answer) FROM ratings").fetchall() == [(2_000_000,)]
+        ),
+    ),
+    Accepted(
+        "tidy-scale-inferred-and-printed",
+        ingest("base.csv"),
+        ("scales inferred", "Fluency likert 1..5", "--scale NAME=LO..HI"),
+        {"base.csv": BASE},
+        _measure_scale("Fluency", ("likert", 1.0, 5.0)),
+    ),
+    Accepted(
+        "tidy-scale-declared",
+        ingest("base.csv", more=("--scale", "Fluency=0..10")),
+        ("base.csv: tidy",),
+        {"base.csv": BASE},
+        _measure_scale("Fluency", ("likert", 0.0, 10.0)),
+    ),
+    Accepted(
+        "tidy-crlf-and-byte-order-mark",
+        ingest("base.csv"),
+        ("100 values",),
+        {"base.csv": "\ufeff" + BASE.replace("\n", "\r\n")},
+    ),
+    Accepted(
+        "wmt-byte-order-mark-and-crlf",
+        ("ingest", "--db", "{db}", "{tmp}/ts"),
+        ("ts en-de: wmt", "18 values"),
+        wmt_test_set(edit_file(MQM, lambda t: "\ufeff" + t.replace("\n", "\r\n"))),
+    ),
+    Accepted(
+        "user-study-csv-gz",
+        ("user-study", "{tmp}/user_study.csv.gz"),
+        ("guidelines", "incoherence"),
+        {"user_study.csv.gz": gz(user_study(*[flags()] * 3))},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", ACCEPTED, ids=[c.id for c in ACCEPTED])
+def test_accepted_input(case: Accepted, hanna_dir, tmp_path, capsys):
+    db = tmp_path / "store.duckdb"
+    _write_files(case, tmp_path, hanna_dir)
+    code = main([a.format(db=db, tmp=tmp_path) for a in case.args])
+    out, err = capsys.readouterr()
+    assert code == 0 and err == "", err
+    missing = [w for w in case.words if w not in out]
+    assert not missing, f"{missing} not in {out!r}"
+    if case.check is not None:
+        con = duckdb.connect(str(db), read_only=True)
+        try:
+            assert case.check(con, tmp_path)
+        finally:
+            con.close()
+
+
 def test_the_table_has_enough_cases():
-    assert len(CASES) >= 80
+    assert len(CASES) >= 200 and len(ACCEPTED) >= 10
     assert len({c.id for c in CASES}) == len(CASES)
 
 

@@ -144,7 +144,9 @@ def test_calibrated_comparison(metric_study):
 def test_spa(metric_study):
     permutations = 300
     res = spa(metric_study, permutations=permutations, seed=5)
-    assert res.shape == (N_METRICS * N_CRITERIA, 6)
+    assert res.shape == (N_METRICS * N_CRITERIA, 10)
+    counts = res.select("n_systems", "n_systems_dropped", "n_pairs", "n_missing").unique()
+    assert counts.rows() == [(10, 0, 45, 0)]  # every system rated, every score present
     # The draws: one fair coin per permutation and input, rng.integers(0, 2) of seed 5.
     h, m = _scores(metric_study, "Surprise"), _scores(metric_study, "chrF")
     flips = 1 - 2 * np.random.default_rng(5).integers(0, 2, size=(permutations, h.shape[0]))

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from hanna_stats.kernels import (
+    TIE_RTOL,
     calibrated_permutation_test,
     pairwise_accuracy,
     pairwise_pvalues,
@@ -28,6 +29,16 @@ from hanna_stats.kernels import (
 )
 
 NAN = np.nan
+
+
+class _NanEq:
+    """Equal to NaN only (``pytest.approx`` refuses NaN against a number)."""
+
+    def __eq__(self, other):
+        return bool(np.isnan(other))
+
+
+NAN_EQ = _NanEq()
 
 
 def cube(rows):
@@ -59,12 +70,8 @@ def test_mtme_nonzero_threshold_is_best():
 def test_mtme_regression_example():
     # MTME's tau_optimization_test.py test_regression_example: rows are the groups, None is
     # missing (the all-missing row is skipped).
-    metric = cube(
-        [[0, 5, 2, 3, 2], [NAN, 2, 1, 5, 3], [9, 1, 5, 3, 8], [9, 3, 4, 4, 1], [NAN] * 5]
-    )
-    human = cube(
-        [[1, 5, 2, 1, 1], [4, 2, 2, 1, 4], [5, 9, 2, 8, 7], [7, 6, NAN, 3, 2], [NAN] * 5]
-    )
+    metric = cube([[0, 5, 2, 3, 2], [NAN, 2, 1, 5, 3], [9, 1, 5, 3, 8], [9, 3, 4, 4, 1], [NAN] * 5])
+    human = cube([[1, 5, 2, 1, 1], [4, 2, 2, 1, 4], [5, 9, 2, 8, 7], [7, 6, NAN, 3, 2], [NAN] * 5])
     expected = [
         0.4666666666666667, 0.4916666666666668, 0.38333333333333347, 0.29166666666666674,
         0.2666666666666667, 0.2, 0.15833333333333335, 0.15833333333333335, 0.1166666666666667,
@@ -143,9 +150,7 @@ def _brute_force(H, M):
     return float(best), candidates[values.index(best)]
 
 
-small = arrays(
-    np.float64, (3, 4), elements=st.one_of(st.integers(0, 4).map(float), st.just(NAN))
-)
+small = arrays(np.float64, (3, 4), elements=st.one_of(st.integers(0, 4).map(float), st.just(NAN)))
 
 
 @settings(max_examples=80, deadline=None)
@@ -160,6 +165,54 @@ def test_calibration_matches_brute_force(H, M):
         assert res.epsilon[0, 0] == eps
         tau = tie_calibration(H[None], M[None], statistic="tau_eq").statistic[0, 0]
         assert tau == pytest.approx(2 * best - 1, abs=1e-12)
+
+
+def _metric_ties(M, epsilon, level):
+    """The pairs (group, i < j) the metric ties at ``epsilon`` by the documented rule
+    ``|m_i - m_j| <= epsilon + TIE_RTOL * max |m|`` on the level cube of M (G, S)."""
+    X = {"item": M, "system": M.mean(axis=0, keepdims=True), "global": M.reshape(1, -1)}[level]
+    i, j = np.triu_indices(X.shape[1], 1)
+    d = np.abs(X[:, j] - X[:, i])
+    return d <= epsilon + TIE_RTOL * np.nanmax(np.abs(X))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    H=arrays(np.float64, (3, 5), elements=st.one_of(st.integers(0, 3).map(float), st.just(NAN))),
+    tenths=arrays(np.int64, (3, 5), elements=st.integers(-30, 30)),
+    level=st.sampled_from(["item", "system", "global"]),
+)
+def test_calibration_is_scale_invariant(H, tenths, level):
+    # Scores in steps of 0.1, as metric files have them: their differences are equal but for
+    # rounding (0.3 - 0.1 != 0.4 - 0.2 in floats), and scaling moves the rounding.
+    M = tenths / 10
+    base = tie_calibration(H[None], M[None], level=level)
+    ties = _metric_ties(M, base.epsilon[0, 0], level)
+    for c in (0.1, 1 / 3, 0.7, 1e6):
+        res = tie_calibration(H[None], c * M[None], level=level)
+        if np.isnan(base.statistic[0, 0]):
+            assert np.isnan(res.statistic[0, 0])
+            continue
+        assert res.statistic[0, 0] == base.statistic[0, 0]
+        assert res.epsilon[0, 0] == pytest.approx(c * base.epsilon[0, 0], rel=1e-9, abs=1e-300)
+        np.testing.assert_array_equal(_metric_ties(c * M, res.epsilon[0, 0], level), ties)
+        fixed = tie_calibration(H[None], c * M[None], level=level, epsilon=res.epsilon)
+        assert fixed.statistic[0, 0] == base.statistic[0, 0]
+
+
+def test_differences_equal_but_for_rounding_tie_together():
+    # The humans tie pair (0, 1) and order (2, 3); the metric's differences are both 0.2 but
+    # for rounding: 0.3 - 0.1 = 0.19999999999999998 and 0.9 - 0.7 = 0.20000000000000007. Exact
+    # float ties (mt-metrics-eval's rule) tie (0, 1) alone at epsilon 0.19999999999999998 and
+    # score 6/6; tying at 0.2 ties both (5/6, as at epsilon 0, which is then chosen). Both are
+    # tied together here, whatever the metric's unit.
+    H = cube([[1, 1, 2, 3]])
+    M = cube([[0.1, 0.3, 0.7, 0.9]])
+    for c in (1.0, 0.1, 1 / 3, 0.7, 1e6):
+        res = tie_calibration(H, c * M)
+        assert (res.statistic[0, 0], res.epsilon[0, 0]) == (pytest.approx(5 / 6), 0.0)
+        at = tie_calibration(H, c * M, epsilon=c * 0.2)
+        assert at.statistic[0, 0] == pytest.approx(5 / 6)
 
 
 def test_epsilon_zero_is_pairwise_accuracy_and_batches():
@@ -318,6 +371,18 @@ def test_recalibrated_permutation_exact_enumeration():
         calibrated_permutation_test(gold, np.stack([m1, m2]), swap="scores", epsilon=1.0)
 
 
+def test_recalibrated_observed_difference_uses_the_values_of_the_null():
+    # The null swaps z-scored metrics; the observed difference is theirs too. Under exact float
+    # ties these scores in tenths tie other pairs once z-scored (metric 0: raw 4/9, z 1/2), and
+    # an observed difference from the raw scores missed the identity permutation's.
+    rng = np.random.default_rng(0)
+    h = rng.integers(1, 4, size=(1, 3, 4)).astype(float)[0]
+    M = rng.integers(0, 20, size=(2, 3, 4)) / 10
+    identity = np.zeros((1, 3, 4), np.uint8)
+    res = calibrated_permutation_test(h, M, swap="scores", swaps=identity)
+    assert res.pvalue[0, 1] == res.pvalue[1, 0] == 1.0
+
+
 # ---------------------------------------------------------------- soft pairwise accuracy
 
 
@@ -331,8 +396,8 @@ def test_mtme_pairwise_confidence_error():
     metric = np.array([2, 2, 4, 1, 3, 5], float).reshape(2, 3).T[None]
     signs = np.array(list(itertools.product((1, -1), repeat=3)), float)
     exact = soft_pairwise_accuracy(gold, metric, signs=signs)
-    assert exact.pvalues_h[0, 0, 1] == 1.0
-    assert exact.pvalues_m[0, 0, 1] == 7 / 8
+    assert exact.pvalues_h[0, 0, 0, 1] == 1.0
+    assert exact.pvalues_m[0, 0, 0, 1] == 7 / 8
     assert exact.statistic[0, 0] == pytest.approx(0.875)
     drawn = soft_pairwise_accuracy(gold, metric, permutations=1000, seed=0)
     assert drawn.statistic[0, 0] == pytest.approx(0.872, abs=0.03)
@@ -372,10 +437,100 @@ def test_pairwise_pvalues_match_plain_loops(X, seed):
                 sum(signs[k, g] * x for g, x in zip(kept, d, strict=True)) >= sum(d) - 1e-9
                 for k in range(50)
             )
-            assert P[m, i, j] == pytest.approx(hits / 50)
-    spa_xy = soft_pairwise_accuracy(X[:1], X[1:], signs=signs).statistic
-    spa_yx = soft_pairwise_accuracy(X[1:], X[:1], signs=signs).statistic
-    assert spa_xy[0, 0] == spa_yx[0, 0]
+            assert P[m, i, j] == (pytest.approx(hits / 50) if kept else NAN_EQ)
+    spa_xy = soft_pairwise_accuracy(X[:1], X[1:], signs=signs)
+    spa_yx = soft_pairwise_accuracy(X[1:], X[:1], signs=signs)
+    np.testing.assert_array_equal(spa_xy.statistic, spa_yx.statistic)
+    np.testing.assert_array_equal(spa_xy.pvalues_h, spa_yx.pvalues_m)
+
+
+def _exact_spa(H, M):
+    """SPA of one (G, S) human and metric matrix by plain loops over the exact null: per pair
+    of systems, the inputs where all four scores are present, every sign pattern of them."""
+    errors = []
+    for i, j in itertools.combinations(range(H.shape[1]), 2):
+        rows = [
+            g for g in range(H.shape[0]) if not np.isnan([H[g, i], H[g, j], M[g, i], M[g, j]]).any()
+        ]
+        if not rows:
+            continue
+        p = []
+        for X in (H, M):
+            d = [X[g, i] - X[g, j] for g in rows]
+            flips = list(itertools.product((1, -1), repeat=len(rows)))
+            hits = sum(np.dot(e, d) >= sum(d) - 1e-9 for e in flips)
+            p.append(Fraction(int(hits), len(flips)))
+        errors.append(abs(p[0] - p[1]))
+    if not errors:
+        return None, 0
+    return 1 - float(sum(errors) / len(errors)), len(errors)
+
+
+# Human scores with a missing score (input 1 of system 1) and an unrated system (2); the metric
+# misses input 3 of system 0. Worked by hand over every sign pattern of the kept inputs:
+#   pair (0, 1), inputs 0, 2 (input 1: no human score of 1; input 3: no metric score of 0):
+#     human d = (1, 2), T = 3: only (+, +) reaches it, p_h = 1/4;
+#     metric d = (1, -1), T = 0: all but (-, +) reach it, p_m = 3/4;
+#   pair (0, 3), inputs 0, 1, 2: human d = (1, 4, 1), p_h = 1/8; metric d = (2, 9, 2), 1/8;
+#   pair (1, 3), inputs 0, 2, 3: human d = (0, -1, 1), T = 0: the patterns with
+#     e_3 - e_2 >= 0, 6 of 8, p_h = 6/8; metric d = (1, 3, -1), T = 3: (+, +, +), (+, +, -)
+#     and (-, +, -) reach it, p_m = 3/8;
+#   system 2 has no human score: left out, with its pairs.
+#   SPA = 1 - (1/2 + 0 + 3/8) / 3 = 17/24. The cells left out of the compared systems: (1, 1)
+#   and (3, 0).
+MISSING_H = np.array(
+    [[3, 2, NAN, 2], [5, NAN, NAN, 1], [4, 2, NAN, 3], [NAN, 1, NAN, 0]], float
+)  # (inputs, systems)
+MISSING_M = np.array([[4, 3, 0, 2], [9, 1, 5, 0], [1, 2, 7, -1], [NAN, 6, 2, 7]], float)
+
+
+def test_spa_missing_values_worked_by_hand():
+    signs = np.array(list(itertools.product((1, -1), repeat=4)), float)  # exact null
+    res = soft_pairwise_accuracy(MISSING_H[None], MISSING_M[None], signs=signs)
+    assert res.statistic[0, 0] == pytest.approx(17 / 24, abs=1e-12)
+    assert _exact_spa(MISSING_H, MISSING_M) == (pytest.approx(17 / 24, abs=1e-12), 3)
+    assert (res.n_systems[0, 0], res.n_pairs[0, 0], res.n_missing[0, 0]) == (3, 3, 2)
+    p_h, p_m = res.pvalues_h[0, 0], res.pvalues_m[0, 0]
+    assert (p_h[0, 1], p_h[0, 3], p_h[1, 3]) == (1 / 4, 1 / 8, 6 / 8)
+    assert (p_m[0, 1], p_m[0, 3], p_m[1, 3]) == (3 / 4, 1 / 8, 3 / 8)
+    assert np.isnan(p_h[:, 2]).all() and np.isnan(p_m[2]).all()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    H=arrays(np.float64, (4, 4), elements=st.one_of(st.integers(0, 3).map(float), st.just(NAN))),
+    M=arrays(np.float64, (4, 4), elements=st.one_of(st.integers(0, 5).map(float), st.just(NAN))),
+)
+def test_spa_matches_exact_loops(H, M):
+    signs = np.array(list(itertools.product((1, -1), repeat=4)), float)  # exact null
+    res = soft_pairwise_accuracy(H[None], M[None], signs=signs)
+    expected, n_pairs = _exact_spa(H, M)
+    assert res.n_pairs[0, 0] == n_pairs
+    if n_pairs:
+        assert res.statistic[0, 0] == pytest.approx(expected, abs=1e-12)
+    else:
+        assert np.isnan(res.statistic[0, 0])
+
+
+def test_spa_drops_unrated_systems_and_refuses_one_system():
+    rng = np.random.default_rng(8)
+    H = rng.normal(size=(1, 30, 6))
+    M = H + rng.normal(scale=0.5, size=H.shape)
+    unrated = H.copy()
+    unrated[0, :, [1, 4]] = NAN  # two systems the humans did not rate, anywhere
+    res = soft_pairwise_accuracy(unrated, M, permutations=200, seed=3)
+    kept = soft_pairwise_accuracy(
+        H[..., [0, 2, 3, 5]], M[..., [0, 2, 3, 5]], permutations=200, seed=3
+    )
+    assert res.statistic[0, 0] == kept.statistic[0, 0]
+    assert (res.n_systems[0, 0], res.n_pairs[0, 0], res.n_missing[0, 0]) == (4, 6, 0)
+    # The unrated systems' p-values (1 for every pair, whichever way round) no longer make the
+    # result depend on the order of the systems.
+    order = [4, 2, 0, 5, 1, 3]
+    shuffled = soft_pairwise_accuracy(unrated[..., order], M[..., order], permutations=200, seed=3)
+    assert shuffled.statistic[0, 0] == pytest.approx(res.statistic[0, 0], abs=1e-12)
+    with pytest.raises(ValueError, match="at least 2 systems"):
+        soft_pairwise_accuracy(H[..., :1], M[..., :1])
 
 
 def test_spa_identical_measures_and_reversal():

@@ -172,7 +172,7 @@ def wmt_study(tmp_path: Path):
     """WMT's shape (MTME's folder layout): one language pair, MQM and two metrics."""
     root = make_test_set(tmp_path / "wmt")
     con = open_store()
-    ingest_wmt(con, root, lp="en-de")
+    ingest_wmt(con, root, lp="en-de", ref="refA")
     return load_study(con)
 
 

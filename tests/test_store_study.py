@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import io
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -101,3 +103,36 @@ def test_changed_values_need_replace(hanna_db, tmp_path, capsys):
     got = con.sql(f"SELECT value FROM story_scores WHERE measure = 'BLEU' AND item = '{item}'")
     assert got.fetchall() == [(2.0,)] and value != 2.0
     con.close()
+
+
+def test_subset_of_systems_in_python_and_on_the_command_line(hanna_study, hanna_dir, capsys):
+    """`--systems` / `--exclude-systems` (Study.subset): every analysis sees only the systems
+    kept; system-level Pearson equals scipy's on the remaining systems' means."""
+    import scipy.stats
+
+    from hanna_stats.analyses import correlate
+
+    kept = hanna_study.subset(exclude_systems=["GPT-2", "Fusion"])
+    assert "GPT-2" not in kept.systems and kept.left_out == ("GPT-2", "Fusion")
+    assert len(kept.systems) == len(hanna_study.systems) - 2
+    position = {m: k for k, m in enumerate(hanna_study.measures)}
+    keep = np.isin(hanna_study.systems, kept.systems) & ~hanna_study.is_human
+    means = {
+        m: np.nanmean(hanna_study.values[position[m]][:, keep], axis=0)
+        for m in ("BLEU", "Relevance")
+    }
+    want = scipy.stats.pearsonr(means["BLEU"], means["Relevance"]).statistic
+    got = correlate(kept, level="system", method="pearson")
+    row = got.filter((pl.col("measure") == "BLEU") & (pl.col("against") == "Relevance"))
+    assert row["statistic"][0] == pytest.approx(want, abs=1e-12)
+    args = ["correlate", "--data", str(hanna_dir), "--level", "system", "--method", "pearson"]
+    assert main([*args, "--exclude-systems", "GPT-2, Fusion", "--format", "csv"]) == 0
+    cli = pl.read_csv(io.StringIO(capsys.readouterr().out))
+    line = cli.filter((pl.col("measure") == "BLEU") & (pl.col("against") == "Relevance"))
+    assert line["statistic"][0] == pytest.approx(want, abs=1e-12)
+    only = hanna_study.subset(systems=["CTRL", "GPT", "HINT", "Human"])
+    assert only.systems == ("Human", "CTRL", "GPT", "HINT")  # store order
+    with pytest.raises(ValueError, match=r"unknown systems \['Nope'\]"):
+        hanna_study.subset(systems=["Nope"])
+    with pytest.raises(ValueError, match="leave no system"):
+        hanna_study.subset(systems=["CTRL"], exclude_systems=["CTRL"])

@@ -205,6 +205,24 @@ def test_reingest_does_not_duplicate(tmp_path):
     assert after == {**before, "ingests": 2}
 
 
+def test_edited_summary_text_needs_replace_and_is_counted(tmp_path):
+    """An edited `decoded` text used to replace the stored summary silently ("replaced: 0
+    values"): it is refused unless --replace, which counts the texts it replaced."""
+    path = write_jsonl(tmp_path / "model_annotations.aligned.jsonl", records())
+    con = open_store()
+    ingest_summeval(con, path)
+    edited = records()
+    edited[4]["decoded"] = "an edited summary"
+    again = write_jsonl(tmp_path / "edited.jsonl", edited)
+    with pytest.raises(InputError, match=r"would replace 0 reference text\(s\) and 1 output text"):
+        ingest_summeval(con, again)
+    assert "an edited summary" not in str(con.execute("SELECT text FROM items").fetchall())
+    summary = ingest_summeval(con, again, replace=True)
+    assert summary.replaced_texts == {"reference texts": 0, "output texts": 1}
+    assert "1 output texts" in str(summary)
+    assert ("an edited summary",) in con.execute("SELECT text FROM items").fetchall()
+
+
 def test_cli_detects_the_format_and_correlate_runs(tmp_path, capsys):
     lines = records(scored=True)
     path = write_jsonl(tmp_path / "model_annotations.aligned.jsonl", lines)
@@ -447,7 +465,7 @@ def test_tidy_human_errors(human, kind, words, tmp_path, capsys):
     assert code == 2 and out == "" and len(err.splitlines()) == 1
     missing = [w for w in words if w not in err]
     assert not missing, f"{missing} not in {err!r}"
-    assert digest(db) == {t: [] for t in TABLES}
+    assert not db.exists()  # a refused ingest leaves no new store file behind
 
 
 def test_no_criteria_error_says_how_to_mark_them(tmp_path, capsys):

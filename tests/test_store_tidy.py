@@ -89,7 +89,8 @@ def test_tidy_without_rater_column_and_existing_measure(tmp_path):
 def test_reingest_changed_values_upserts(tmp_path):
     con = open_store()
     df = tidy_frame()
-    ingest_tidy(con, write_csv(tmp_path / "a.csv", df))
+    # Declared 1..7: the ratings + 1 (up to 6) stay on it (inferred from a.csv, it would be 1..5).
+    ingest_tidy(con, write_csv(tmp_path / "a.csv", df), scales={"Fluency": (1, 7)})
     before = counts(con)
     changed = write_csv(tmp_path / "b.csv", df.with_columns(pl.col("value") + 1))
     with pytest.raises(InputError, match=r"would replace 18 value\(s\) .*--replace"):
@@ -102,6 +103,28 @@ def test_reingest_changed_values_upserts(tmp_path):
     assert ingest_tidy(con, same).replaced == 0
     assert counts(con)["scores"] == 6 and counts(con)["ratings"] == 12
     assert con.execute("SELECT min(score) FROM ratings").fetchall() == [(2.0,)]
+
+
+def test_scale_of_a_human_measure_is_inferred_stored_and_noted(tmp_path):
+    con = open_store()
+    summary = ingest_tidy(con, write_csv(tmp_path / "a.csv", tidy_frame()))
+    assert "scales inferred" in str(summary) and "Fluency likert 1..5" in str(summary)
+    scales = con.execute("SELECT name, scale, scale_min, scale_max FROM measures ORDER BY name")
+    assert scales.fetchall() == [("Fluency", "likert", 1.0, 5.0), ("ROUGE-1", None, None, None)]
+    # Item-level human values that are not whole numbers: continuous, smallest to largest.
+    means = tidy_frame().filter(pl.col("rater").is_null()).drop("rater")
+    means = means.with_columns(pl.lit("Mean").alias("measure"), pl.col("value") + 0.25)
+    summary = ingest_tidy(
+        open_store(), write_csv(tmp_path / "m.csv", means), human_measures=["Mean"]
+    )
+    assert "Mean continuous 0.25..0.55" in str(summary)
+    # A declared scale is no inference; a rating off it is refused with its row.
+    declared = ingest_tidy(open_store(), tmp_path / "a.csv", scales={"Fluency": (0, 10)})
+    assert "inferred" not in str(declared)
+    with pytest.raises(
+        InputError, match=r"row 2, column 'value': value 1 .*'Fluency'.*from 2 to 4"
+    ):
+        ingest_tidy(open_store(), tmp_path / "a.csv", scales={"Fluency": (2, 4)})
 
 
 def test_measure_names_are_quoted_in_scores_wide(tmp_path):

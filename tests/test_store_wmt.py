@@ -9,7 +9,9 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 
+import duckdb
 import numpy as np
 import polars as pl
 import pytest
@@ -26,12 +28,17 @@ from hanna_stats.store import (
     open_store,
     open_study,
 )
+from hanna_stats.store.db import read_sql
 from hanna_stats.store.ingest import FILE_INGESTERS, detect_format
 
 LPS = ("en-de", "de-en")
 N_SEGMENTS = 4
 MT_SYSTEMS = ("sysA", "sysB", "sysC")
-SYSTEMS = (*MT_SYSTEMS, "refA")
+# The study's systems (standard reference refA): the MT systems and refB, a human reference
+# scored as a system; refA is the items' reference, not a system.
+SYSTEMS = (*MT_SYSTEMS, "refB")
+# The systems in the score files: refA too (its values are left out of the study).
+SCORED = (*SYSTEMS, "refA")
 NO_TRANSLATION = "[No translation supplied]"  # MTME's marker of a missing output
 TABLES = [
     "systems",
@@ -46,10 +53,10 @@ TABLES = [
 # measure -> (folder under the test set, file name with {lp}, systems) of each .sys.score file;
 # wmt-z and chrF-refA have no .seg.score file.
 SYS_FILES = {
-    "mqm": ("human-scores", "{lp}.mqm.sys.score", SYSTEMS),
-    "wmt-z": ("human-scores", "{lp}.wmt-z.sys.score", SYSTEMS),
+    "mqm": ("human-scores", "{lp}.mqm.sys.score", SCORED),
+    "wmt-z": ("human-scores", "{lp}.wmt-z.sys.score", SCORED),
     "BLEU-refA": ("metric-scores/{lp}", "BLEU-refA.sys.score", MT_SYSTEMS),
-    "CometKiwi-src": ("metric-scores/{lp}", "CometKiwi-src.sys.score", SYSTEMS),
+    "CometKiwi-src": ("metric-scores/{lp}", "CometKiwi-src.sys.score", SCORED),
     "chrF-refA": ("metric-scores/{lp}", "chrF-refA.sys.score", MT_SYSTEMS),
 }
 
@@ -77,40 +84,53 @@ def sys_path(root, lp, measure):
 
 
 def make_test_set(root, seed=0):
-    """Two language pairs, 4 segments, 3 systems + refA (human), seg-level MQM with a None, two
-    metrics (BLEU-refA without refA's lines, CometKiwi-src with them), system-level files
-    (:data:`SYS_FILES`: random values, not the means of the segments; MQM's refA None), plus a
-    file not read (documents)."""
+    """Two language pairs, 4 segments, 3 systems + the references refA and refB scored as
+    systems, seg-level MQM with a None, three metrics (BLEU-refA without refA's lines,
+    CometKiwi-src with them, BLEU-refB without refB's), system-level files (:data:`SYS_FILES`:
+    random values, not the means of the segments; MQM's refB None; BLEU-refB.sys.score), the
+    documents file (two domains of two documents each) and a domain-level file (not read)."""
     rng = np.random.default_rng(seed)
     for lp in LPS:
         src = [f"{lp} source {i} ü" for i in range(N_SEGMENTS)]
         ref = [f"{lp} reference {i}" for i in range(N_SEGMENTS)]
         _write(root / "sources" / f"{lp}.txt", src)
+        ref_b = [f"{lp} other reference {i}" for i in range(N_SEGMENTS)]
         _write(root / "references" / f"{lp}.refA.txt", ref)
-        _write(root / "documents" / f"{lp}.docs", [f"news doc{i // 2}" for i in range(N_SEGMENTS)])
+        _write(root / "references" / f"{lp}.refB.txt", ref_b)
+        _write(root / "documents" / f"{lp}.docs", DOCS)
         for system in MT_SYSTEMS:
             outputs = [f"{lp} {system} output {i}" for i in range(N_SEGMENTS)]
             if system == "sysC":
                 outputs[1] = NO_TRANSLATION
             _write(root / "system-outputs" / lp / f"{system}.txt", outputs)
         _write(root / "system-outputs" / lp / "refA.txt", ref)
+        _write(root / "system-outputs" / lp / "refB.txt", ref_b)
         human = root / "human-scores"
         _write(
             human / f"{lp}.mqm.seg.score",
-            _score_lines(rng, SYSTEMS, scale=-25, none_at=("sysB", 2)),
+            _score_lines(rng, SCORED, scale=-25, none_at=("sysB", 2)),
         )
+        _write(human / f"{lp}.mqm.domain.score", [f"news\t{s}\t-1.5" for s in SCORED])
         metrics = root / "metric-scores" / lp
-        _write(metrics / "BLEU-refA.seg.score", _score_lines(rng, MT_SYSTEMS, scale=100))
-        _write(metrics / "CometKiwi-src.seg.score", _score_lines(rng, SYSTEMS, scale=1))
+        _write(metrics / "BLEU-refA.seg.score", _score_lines(rng, SYSTEMS, scale=100))
+        _write(metrics / "CometKiwi-src.seg.score", _score_lines(rng, SCORED, scale=1))
+        _write(
+            metrics / "BLEU-refB.seg.score",
+            _score_lines(rng, (*MT_SYSTEMS, "refA"), scale=100),
+        )
+        _write(metrics / "BLEU-refB.sys.score", [f"{s}\t50.0" for s in (*MT_SYSTEMS, "refA")])
         for measure, (_, _, systems) in SYS_FILES.items():
             _write(
                 sys_path(root, lp, measure),
                 [
-                    f"{s}\tNone" if (measure, s) == ("mqm", "refA") else f"{s}\t{rng.normal():.4f}"
+                    f"{s}\tNone" if (measure, s) == ("mqm", "refB") else f"{s}\t{rng.normal():.4f}"
                     for s in systems
                 ],
             )
     return root
+
+
+DOCS = ["news\tdoc0", "news\tdoc0", "social doc1", "social doc1"]  # DOMAIN DOCUMENT
 
 
 def read_scores(path) -> dict[tuple[int, str], float | None]:
@@ -135,16 +155,24 @@ def read_sys_scores(path) -> dict[str, float | None]:
 
 
 def expected_system_values(root, lp):
-    """measure -> {system: value}, from the .sys.score files."""
-    return {m: read_sys_scores(sys_path(root, lp, m)) for m in SYS_FILES}
+    """measure -> {system: value}, from the .sys.score files; the standard reference refA's
+    values left out (it is no system)."""
+    return {
+        m: {s: v for s, v in read_sys_scores(sys_path(root, lp, m)).items() if s != "refA"}
+        for m in SYS_FILES
+    }
 
 
 def expected_values(root, lp):
-    """measure -> {(segment, system): value}, from the files."""
+    """measure -> {(segment, system): value}, from the files; refA's values left out."""
+    files = {
+        "mqm": root / "human-scores" / f"{lp}.mqm.seg.score",
+        "BLEU-refA": root / "metric-scores" / lp / "BLEU-refA.seg.score",
+        "CometKiwi-src": root / "metric-scores" / lp / "CometKiwi-src.seg.score",
+    }
     return {
-        "mqm": read_scores(root / "human-scores" / f"{lp}.mqm.seg.score"),
-        "BLEU-refA": read_scores(root / "metric-scores" / lp / "BLEU-refA.seg.score"),
-        "CometKiwi-src": read_scores(root / "metric-scores" / lp / "CometKiwi-src.seg.score"),
+        m: {k: v for k, v in read_scores(path).items() if k[1] != "refA"}
+        for m, path in files.items()
     }
 
 
@@ -159,24 +187,26 @@ def test_set(tmp_path):
 
 def test_ingest_values_and_mapping(test_set):
     con = open_store()
-    summary = ingest_wmt(con, test_set, lp="en-de")
+    summary = ingest_wmt(con, test_set, lp="en-de", ref="refA")
     assert (summary.format, summary.source, summary.skipped) == ("wmt", "wmt23 en-de", False)
-    n_sys = 4 + 4 + 3 + 4 + 3  # lines of the .sys.score files
-    assert summary.n_values == 4 * 4 + 3 * 4 + 4 * 4 + n_sys
+    n_sys = 4 + 4 + 3 + 4 + 3  # lines of the .sys.score files, refA's left out
+    assert summary.n_values == 4 * 4 + 4 * 4 + 4 * 4 + n_sys
     assert summary.added == {
         "systems": 4,
         "inputs": 4,
         "items": 16,
         "measures": 5,
-        "values": 44 + n_sys,
+        "values": 48 + n_sys,
     }
     assert con.execute("SELECT name FROM study").fetchall() == [("wmt23 en-de",)]
 
     humans = con.execute("SELECT name FROM systems WHERE is_human ORDER BY name").fetchall()
-    assert humans == [("refA",)]
+    assert humans == [("refB",)]
     src = (test_set / "sources" / "en-de.txt").read_text(encoding="utf-8").splitlines()
-    inputs = con.execute("SELECT name, position, text FROM inputs ORDER BY position").fetchall()
-    assert inputs == [(f"en-de:{i}", i, src[i]) for i in range(N_SEGMENTS)]
+    inputs = con.execute(
+        "SELECT name, position, text, domain, document FROM inputs ORDER BY position"
+    ).fetchall()
+    assert inputs == [(f"en-de:{i}", i, src[i], *DOCS[i].split()) for i in range(N_SEGMENTS)]
     ref = (test_set / "references" / "en-de.refA.txt").read_text(encoding="utf-8").splitlines()
     items = con.execute(
         """SELECT it.name, inp.name, sy.name, it.text, it.reference FROM items it
@@ -247,12 +277,13 @@ def test_ingest_values_and_mapping(test_set):
         for measure in ("mqm", "wmt-z", "BLEU-refA", "CometKiwi-src", "chrF-refA")
         for system in sorted(files[measure])
     ]
-    assert sum(v is None for _, _, v in given) == 1  # MQM's refA
+    assert sum(v is None for _, _, v in given) == 1  # MQM's refB
     study = load_study(con)
     assert study.system_values.select("measure", "system", "value").rows() == given
     # the measures with item-level values are the analyses' as before; wmt-z and chrF-refA not
     assert study.measures == ("mqm", "BLEU-refA", "CometKiwi-src")
-    assert study.system_values.filter(pl.col("system") == "refA")["is_human"].all()
+    assert study.system_values.filter(pl.col("system") == "refB")["is_human"].all()
+    assert "refA" not in study.systems
     # the given values are not the means of the segments
     seg = expected_values(test_set, "en-de")
     assert not np.allclose(
@@ -270,14 +301,14 @@ def _system_means(values, systems):
 
 def test_correlate_matches_scipy(test_set):
     con = open_store()
-    ingest_wmt(con, test_set, lp="de-en")
+    ingest_wmt(con, test_set, lp="de-en", ref="refA")
     study = load_study(con)
     values = expected_values(test_set, "de-en")
     human = values["mqm"]
     item_level, system_level, global_level = LEVELS
     for metric in ("BLEU-refA", "CometKiwi-src"):
         m = values[metric]
-        # system level: means over segments (MQM's None left out), refA excluded
+        # system level: means over segments (MQM's None left out), refB (human) excluded
         expected_system = stats.kendalltau(
             _system_means(m, MT_SYSTEMS), _system_means(human, MT_SYSTEMS)
         ).statistic
@@ -312,7 +343,7 @@ def _given_pairs(files, x, y, systems):
 @pytest.mark.parametrize("include_human", [False, True])
 def test_correlate_given_system_scores_matches_scipy(test_set, include_human):
     con = open_store()
-    ingest_wmt(con, test_set, lp="de-en")
+    ingest_wmt(con, test_set, lp="de-en", ref="refA")
     study = load_study(con)
     files = expected_system_values(test_set, "de-en")
     systems = SYSTEMS if include_human else MT_SYSTEMS
@@ -327,7 +358,7 @@ def test_correlate_given_system_scores_matches_scipy(test_set, include_human):
     for metric in metrics:
         for criterion in criteria:
             x, y = _given_pairs(files, metric, criterion, systems)
-            # refA: in mqm None, absent from the BLEU-refA and chrF-refA files
+            # refB: in mqm None, absent from the BLEU-refA.sys and chrF-refA files
             assert len(x) == (
                 4 if include_human and {metric, criterion} == {"CometKiwi-src", "wmt-z"} else 3
             )
@@ -366,7 +397,7 @@ def test_correlate_given_system_scores_matches_scipy(test_set, include_human):
 def test_given_system_scores_refused(test_set):
     sys_path(test_set, "de-en", "CometKiwi-src").unlink()
     con = open_store()
-    ingest_wmt(con, test_set, lp="de-en")
+    ingest_wmt(con, test_set, lp="de-en", ref="refA")
     study = load_study(con)
     with pytest.raises(
         ValueError,
@@ -377,11 +408,11 @@ def test_given_system_scores_refused(test_set):
         correlate(study, level="segment", system_scores="given")
     with pytest.raises(ValueError, match=r"^system_scores must be one of mean, given; got 'x'"):
         correlate(study, level="system", system_scores="x")
-    # refA's only MQM value is None: none for the systems kept
+    # refB's only MQM value is None (refA's is left out): none for the systems kept
     path = sys_path(test_set, "en-de", "mqm")
-    path.write_text("".join(f"{s}\t{v}\n" for s, v in lines_of(path) if s == "refA"))
+    path.write_text("".join(f"{s}\t{v}\n" for s, v in lines_of(path) if s in ("refA", "refB")))
     con = open_store()
-    ingest_wmt(con, test_set, lp="en-de")
+    ingest_wmt(con, test_set, lp="en-de", ref="refA")
     with pytest.raises(ValueError, match=r"measure 'mqm' has no given system-level value of a "):
         correlate(load_study(con), level="system", system_scores="given")
 
@@ -391,7 +422,7 @@ def test_store_without_system_level_table(test_set, tmp_path):
     values) and refuses system_scores='given'."""
     db = tmp_path / "old.duckdb"
     con = open_store(db)
-    ingest_wmt(con, test_set, lp="en-de")
+    ingest_wmt(con, test_set, lp="en-de", ref="refA")
     con.execute("DROP VIEW given_system_scores")
     con.execute("DROP TABLE system_level_scores")
     con.close()
@@ -413,9 +444,9 @@ def test_store_without_system_level_table(test_set, tmp_path):
 
 def test_rerun_is_idempotent(test_set):
     con = open_store()
-    ingest_wmt(con, test_set, lp="en-de")
+    ingest_wmt(con, test_set, lp="en-de", ref="refA")
     before = counts(con)
-    again = ingest_wmt(con, test_set, lp="en-de")
+    again = ingest_wmt(con, test_set, lp="en-de", ref="refA")
     assert again.skipped and counts(con) == before
     # another pair is refused whatever extend and replace say (system and measure names are
     # not tied to a pair: its values would mix with en-de's), even without system-level files
@@ -425,31 +456,31 @@ def test_rerun_is_idempotent(test_set):
     )
     for extend, replace in ((False, False), (True, False), (False, True), (True, True)):
         with pytest.raises(InputError, match=refusal):
-            ingest_wmt(con, test_set, lp="de-en", extend=extend, replace=replace)
+            ingest_wmt(con, test_set, lp="de-en", ref="refA", extend=extend, replace=replace)
         assert counts(con) == before
     for measure in SYS_FILES:
         sys_path(test_set, "de-en", measure).unlink()
     with pytest.raises(InputError, match=refusal):
-        ingest_wmt(con, test_set, lp="de-en", extend=True)
+        ingest_wmt(con, test_set, lp="de-en", ref="refA", extend=True)
     assert counts(con) == before
     # a changed file is a new ingest: refused without --replace, nothing written
     path = test_set / "metric-scores" / "en-de" / "BLEU-refA.seg.score"
     path.write_text(path.read_text().replace("sysA\t", "sysA\t1", 1))
     before = counts(con)
     with pytest.raises(InputError, match="would replace 1 value"):
-        ingest_wmt(con, test_set, lp="en-de")
+        ingest_wmt(con, test_set, lp="en-de", ref="refA")
     assert counts(con) == before
 
 
 def test_system_level_rerun_and_replace(test_set):
     con = open_store()
-    ingest_wmt(con, test_set, lp="en-de")
+    ingest_wmt(con, test_set, lp="en-de", ref="refA")
     before = counts(con)
     # the same values in a changed file (a reordered line) add nothing
     path = sys_path(test_set, "en-de", "BLEU-refA")
     lines = path.read_text().splitlines()
     path.write_text("\n".join(lines[::-1]) + "\n")
-    again = ingest_wmt(con, test_set, lp="en-de")
+    again = ingest_wmt(con, test_set, lp="en-de", ref="refA")
     assert not again.skipped and again.replaced == 0 and again.added["values"] == 0
     assert counts(con) == {**before, "ingests": before["ingests"] + 1}
     # a changed system-level value is refused, then replaced with --replace
@@ -462,9 +493,9 @@ def test_system_level_rerun_and_replace(test_set):
         match=r"would replace 1 value\(s\) .*\(first: system-level value of system 'sysB', "
         r"measure 'BLEU-refA': ",
     ):
-        ingest_wmt(con, test_set, lp="en-de")
+        ingest_wmt(con, test_set, lp="en-de", ref="refA")
     assert counts(con) == before
-    assert ingest_wmt(con, test_set, lp="en-de", replace=True).replaced == 1
+    assert ingest_wmt(con, test_set, lp="en-de", ref="refA", replace=True).replaced == 1
     stored = con.execute(
         "SELECT value FROM given_system_scores WHERE measure = 'BLEU-refA' AND system = 'sysB'"
     ).fetchall()
@@ -530,7 +561,7 @@ def test_bad_file_names_file_and_line(test_set, edit, message):
     con = open_store()
     empty = counts(con)
     with pytest.raises(InputError, match=message):
-        ingest_wmt(con, test_set, lp="en-de")
+        ingest_wmt(con, test_set, lp="en-de", ref="refA")
     assert counts(con) == empty
 
 
@@ -539,7 +570,7 @@ def test_too_few_scores_names_the_system(test_set):
     lines = path.read_text().splitlines()
     path.write_text("\n".join(lines[:4] + lines[5:]) + "\n")  # drop sysB's first score
     with pytest.raises(InputError, match=r"row 7: system 'sysB' has 3 scores, expected 4"):
-        ingest_wmt(open_store(), test_set, lp="en-de")
+        ingest_wmt(open_store(), test_set, lp="en-de", ref="refA")
 
 
 def test_language_pair_and_reference_choice(test_set):
@@ -548,13 +579,194 @@ def test_language_pair_and_reference_choice(test_set):
         ingest_wmt(con, test_set)
     with pytest.raises(InputError, match=r"^wmt23: no language pair 'fr-de'; found: de-en, en-de"):
         ingest_wmt(con, test_set, lp="fr-de")
-    _write(test_set / "references" / "en-de.refB.txt", [f"b {i}" for i in range(N_SEGMENTS)])
     with pytest.raises(InputError, match=r"2 references \(refA, refB\): choose one with --ref"):
         ingest_wmt(con, test_set, lp="en-de")
+    with pytest.raises(InputError, match=r"no reference 'refC'; found: refA, refB"):
+        ingest_wmt(con, test_set, lp="en-de", ref="refC")
     assert counts(con)["ingests"] == 0
-    ingest_wmt(con, test_set, lp="en-de", ref="refB")
+    # refB standard: refA is a human system, the -refB metric kept and the -refA ones left out
+    summary = ingest_wmt(con, test_set, lp="en-de", ref="refB")
     refs = con.execute("SELECT DISTINCT reference FROM items ORDER BY 1").fetchall()
-    assert refs == [(f"b {i}",) for i in range(N_SEGMENTS)]
+    assert refs == [(f"en-de other reference {i}",) for i in range(N_SEGMENTS)]
+    systems = con.execute("SELECT name, is_human FROM systems ORDER BY name").fetchall()
+    assert systems == [("refA", True), ("sysA", False), ("sysB", False), ("sysC", False)]
+    measures = [r[0] for r in con.execute("SELECT name FROM measures ORDER BY position").fetchall()]
+    assert measures == ["mqm", "wmt-z", "BLEU-refB", "CometKiwi-src"]
+    assert "left out 2 metric(s) computed against another reference than refB" in str(summary)
+    assert "--lp en-de --ref refA into another store" in str(summary)
+
+
+def test_standard_reference_is_not_a_system(test_set):
+    """MTME's GetCorrelations: systems = all outputs - main refs; human outputs (refB) only with
+    include_human; the standard reference refA's scores are left out, and the summary says so."""
+    con = open_store()
+    summary = ingest_wmt(con, test_set, lp="en-de", ref="refA")
+    # refA's lines: 4 in mqm.seg, 4 in CometKiwi-src.seg, 1 in each of mqm, wmt-z and
+    # CometKiwi-src .sys (BLEU-refA has none, BLEU-refB is not read)
+    assert summary.notes[0] == (
+        "the standard reference refA is the items' reference, not a system: left out its "
+        "output file and its 11 score(s)"
+    )
+    assert "\n  note: the standard reference refA is the items' reference" in str(summary)
+    assert con.execute(
+        "SELECT count(*) FROM items i JOIN systems s USING (system_id) WHERE s.name = 'refA'"
+    ).fetchall() == [(0,)]
+    study = load_study(con)
+    assert study.systems == tuple(sorted(SYSTEMS))  # ordered by name
+    assert dict(zip(study.systems, study.is_human.tolist(), strict=True)) == {
+        "refB": True,
+        "sysA": False,
+        "sysB": False,
+        "sysC": False,
+    }
+    values = expected_values(test_set, "en-de")
+    for include_human, systems in ((False, MT_SYSTEMS), (True, SYSTEMS)):
+        df = correlate(study, level="system", method="pearson", include_human=include_human)
+        row = df.filter((pl.col("measure") == "CometKiwi-src") & (pl.col("against") == "mqm"))
+        expected = stats.pearsonr(
+            _system_means(values["CometKiwi-src"], systems), _system_means(values["mqm"], systems)
+        )
+        assert math.isclose(row["statistic"][0], expected.statistic, abs_tol=1e-12)
+
+
+def test_metrics_of_other_references_are_left_out(test_set):
+    """MTME's ParseMetricName: REF 'src' none, 'all' every reference, else '.'-separated; a
+    metric is kept only if its references are among the main ones ({refA})."""
+    folder = test_set / "metric-scores" / "en-de"
+    for name in ("COMET-refA.refB", "MBR-all"):
+        _write(
+            folder / f"{name}.seg.score", _score_lines(np.random.default_rng(1), SYSTEMS, scale=1)
+        )
+    (folder / "BLEU-refB.seg.score").write_text("not read\n")  # left out unread: no error
+    con = open_store()
+    summary = ingest_wmt(con, test_set, lp="en-de", ref="refA")
+    measures = [r[0] for r in con.execute("SELECT name FROM measures ORDER BY position").fetchall()]
+    assert measures == ["mqm", "wmt-z", "BLEU-refA", "CometKiwi-src", "chrF-refA"]
+    assert summary.notes[1] == (
+        "left out 3 metric(s) computed against another reference than refA (BLEU-refB, "
+        "COMET-refA.refB, MBR-all): to study a metric of reference refB, ingest wmt23 with "
+        "--lp en-de --ref refB into another store"
+    )
+    # 'all' with one reference only is that reference
+    for path in (test_set / "references").glob("*.refB.txt"):
+        path.unlink()
+    (test_set / "system-outputs" / "en-de" / "refB.txt").unlink()
+    for path in [*(test_set / "human-scores").glob("en-de.*"), *folder.glob("*")]:
+        lines = path.read_text().splitlines()  # drop refB's score lines
+        path.write_text("".join(f"{line}\n" for line in lines if line.split()[-2] != "refB"))
+    con = open_store()
+    ingest_wmt(con, test_set, lp="en-de")  # one reference: no --ref needed
+    measures = [r[0] for r in con.execute("SELECT name FROM measures ORDER BY position").fetchall()]
+    assert "MBR-all" in measures and "COMET-refA.refB" not in measures
+
+
+def test_documents_give_domain_and_document(test_set):
+    con = open_store()
+    ingest_wmt(con, test_set, lp="de-en", ref="refA")
+    rows = con.execute("SELECT domain, document FROM inputs ORDER BY position").fetchall()
+    assert rows == [("news", "doc0"), ("news", "doc0"), ("social", "doc1"), ("social", "doc1")]
+    # the documents file is optional
+    (test_set / "documents" / "en-de.docs").unlink()
+    con = open_store()
+    ingest_wmt(con, test_set, lp="en-de", ref="refA")
+    assert con.execute("SELECT count(*) FROM inputs WHERE domain IS NULL").fetchall() == [(4,)]
+    path = test_set / "documents" / "de-en.docs"
+    path.write_text("news doc0\nnews\nsocial doc1\nsocial doc1\n")
+    with pytest.raises(
+        InputError, match=r"^de-en\.docs, row 2: expected 'DOMAIN DOCUMENT', got 1 field\(s\)$"
+    ):
+        ingest_wmt(open_store(), test_set, lp="de-en", ref="refA")
+    path.write_text("news doc0\n")
+    with pytest.raises(InputError, match=r"^de-en\.docs: has 1 lines, expected 4"):
+        ingest_wmt(open_store(), test_set, lp="de-en", ref="refA")
+
+
+def test_old_store_gains_domain_and_document(tmp_path):
+    """A store written before inputs.domain and inputs.document existed (the schema without
+    them) gains them when it is opened for writing, its rows kept."""
+    old_schema = "\n".join(
+        line
+        for line in read_sql("schema.sql").splitlines()
+        if not re.match(r"\s*(domain|document)\s+VARCHAR|ALTER TABLE inputs", line)
+    ).replace("text     VARCHAR,\n", "text     VARCHAR\n")
+    db = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(db))
+    con.execute(old_schema)
+    con.execute(read_sql("views.sql"))
+    con.execute("INSERT INTO inputs (name, position, text) VALUES ('en-de:0', 0, 'source')")
+    assert "domain" not in {r[0] for r in con.execute("DESCRIBE inputs").fetchall()}
+    con.close()
+    con = open_store(db)
+    rows = con.execute("SELECT name, text, domain, document FROM inputs").fetchall()
+    assert rows == [("en-de:0", "source", None, None)]
+    con.close()
+
+
+def test_reingest_with_another_reference(test_set):
+    con = open_store()
+    ingest_wmt(con, test_set, lp="en-de", ref="refA")
+    before = counts(con)
+    with pytest.raises(
+        InputError,
+        match=r"^wmt23: would replace 12 reference text\(s\) and 0 output text\(s\) already in "
+        r"the store \(first: item 'en-de:0:sysA', reference 'en-de reference 0' -> 'en-de other "
+        r"reference 0'\); pass --replace",
+    ):
+        ingest_wmt(con, test_set, lp="en-de", ref="refB")
+    assert counts(con) == before
+    summary = ingest_wmt(con, test_set, lp="en-de", ref="refB", replace=True)
+    assert summary.replaced_texts == {"reference texts": 12, "output texts": 0}
+    assert "replaced: 0 values, 12 reference texts" in str(summary)
+    # a changed output text is counted too
+    path = test_set / "system-outputs" / "en-de" / "sysA.txt"
+    path.write_text(path.read_text().replace("output 0", "output zero"))
+    with pytest.raises(InputError, match=r"would replace 0 reference text\(s\) and 1 output"):
+        ingest_wmt(con, test_set, lp="en-de", ref="refB")
+    summary = ingest_wmt(con, test_set, lp="en-de", ref="refB", replace=True)
+    assert summary.replaced_texts == {"reference texts": 0, "output texts": 1}
+
+
+def test_cli_refuses_what_is_not_a_test_set(test_set, tmp_path, capsys):
+    db = tmp_path / "store.duckdb"
+
+    def refused(*args):
+        assert main(["ingest", "--db", str(db), *map(str, args)]) == 2
+        assert not db.exists() and not db.with_name(db.name + ".wal").exists()
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1
+        return err[0]
+
+    root = tmp_path / "mt-metrics-eval-v2"
+    root.mkdir()
+    test_set.rename(root / "wmt23")
+    (root / "wmt22").mkdir()  # not a test set
+    message = (
+        f"error: mt-metrics-eval-v2: a folder of 1 WMT test set(s) (wmt23), not one test set: "
+        f"point ingest at one of them, e.g. {root / 'wmt23'}"
+    )
+    assert refused(root, "--lp", "en-de") == message
+    assert refused(root, "--format", "wmt") == message
+    with pytest.raises(InputError, match=r"^mt-metrics-eval-v2: a folder of 1 WMT test set"):
+        ingest_wmt(open_store(), root, lp="en-de")
+    partial = root / "wmt23"
+    _remove(partial / "human-scores")
+    assert refused(partial, "--lp", "en-de").startswith(
+        "error: wmt23: not a WMT test set: no folder human-scores/ (an MTME test set"
+    )
+    assert refused(tmp_path / "mt-metrics-eval-v2" / "wmt22") == (
+        f"error: hanna_metric_scores.csv not found in {root / 'wmt22'}: expected a HANNA data "
+        "folder (with hanna_metric_scores.csv) or a WMT test set in mt-metrics-eval's layout (a "
+        "folder with human-scores/ and metric-scores/, e.g. wmt23/)"
+    )
+    tidy = tmp_path / "scores.csv"
+    _write(tidy, ["item,input,system,measure,value", "a,p,A,BLEU,1.0"])
+    assert refused(tidy, "--lp", "en-de", "--ref", "refA") == (
+        f"error: --lp and --ref: for WMT test sets only; {tidy} is read as tidy"
+    )
+    # a refused ingest into an existing store leaves it there, unchanged
+    assert main(["ingest", "--db", str(db), str(tidy)]) == 0
+    assert main(["ingest", "--db", str(db), str(root), "--lp", "en-de"]) == 2
+    assert db.exists()
 
 
 def _remove(folder):
@@ -568,16 +780,16 @@ def test_missing_folder(test_set):
     with pytest.raises(
         InputError, match=r"^wmt23: no system output files system-outputs/en-de/SYS\.txt$"
     ):
-        ingest_wmt(open_store(), test_set, lp="en-de")
+        ingest_wmt(open_store(), test_set, lp="en-de", ref="refA")
     _remove(test_set / "metric-scores")
     with pytest.raises(InputError, match=r"^wmt23: no folder metric-scores/"):
-        ingest_wmt(open_store(), test_set, lp="en-de")
+        ingest_wmt(open_store(), test_set, lp="en-de", ref="refA")
 
 
 def test_cli(test_set, tmp_path, capsys):
     db = tmp_path / "wmt.duckdb"
-    assert main(["ingest", "--db", str(db), str(test_set), "--lp", "en-de"]) == 0
-    assert "wmt23 en-de: wmt, 62 values" in capsys.readouterr().out
+    assert main(["ingest", "--db", str(db), str(test_set), "--lp", "en-de", "--ref", "refA"]) == 0
+    assert "wmt23 en-de: wmt, 66 values" in capsys.readouterr().out
     assert main(["correlate", "--db", str(db), "--level", "system", "--format", "csv"]) == 0
     assert "BLEU-refA,mqm,system" in capsys.readouterr().out
     given = ["correlate", "--db", str(db), "--level", "system", "--system-scores", "given"]
@@ -596,12 +808,10 @@ def test_cli(test_set, tmp_path, capsys):
 
     _break(test_set, "human-scores/de-en.mqm.seg.score", "sysA\t", "sysA\tx")
     db2 = tmp_path / "bad.duckdb"
-    assert main(["ingest", "--db", str(db2), str(test_set), "--lp", "de-en"]) == 2
+    assert main(["ingest", "--db", str(db2), str(test_set), "--lp", "de-en", "--ref", "refA"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: de-en.mqm.seg.score, row 1, column 'score'")
-    con = open_store(db2, read_only=True)
-    assert counts(con)["ingests"] == 0
-    con.close()
+    assert not db2.exists()  # a refused ingest leaves no new store file behind
 
 
 def test_store_of_another_study_is_refused(test_set, tmp_path):
@@ -615,7 +825,7 @@ def test_store_of_another_study_is_refused(test_set, tmp_path):
         r"own store$"
     )
     with pytest.raises(InputError, match=message):
-        ingest_wmt(con, test_set, lp="en-de", extend=True, replace=True)
+        ingest_wmt(con, test_set, lp="en-de", ref="refA", extend=True, replace=True)
     assert counts(con) == before
 
 
@@ -623,7 +833,7 @@ def test_utf8_byte_order_mark_and_bad_byte(test_set):
     source = test_set / "sources" / "en-de.txt"
     source.write_bytes(b"\xef\xbb\xbf" + source.read_bytes())  # a BOM is dropped
     con = open_store()
-    ingest_wmt(con, test_set, lp="en-de")
+    ingest_wmt(con, test_set, lp="en-de", ref="refA")
     assert con.execute("SELECT text FROM inputs WHERE name = 'en-de:0'").fetchall() == [
         ("en-de source 0 ü",)
     ]
@@ -634,7 +844,7 @@ def test_utf8_byte_order_mark_and_bad_byte(test_set):
     path.write_bytes(b"\n".join(lines))
     message = rf"^BLEU-refA\.seg\.score, row 3: not valid UTF-8 \(byte 0xff at offset {offset}\)$"
     with pytest.raises(InputError, match=message):
-        ingest_wmt(open_store(), test_set, lp="de-en")
+        ingest_wmt(open_store(), test_set, lp="de-en", ref="refA")
 
 
 def test_format_detection_and_open_study(test_set):
@@ -642,3 +852,65 @@ def test_format_detection_and_open_study(test_set):
     assert set(INGEST_FORMATS) == {*FILE_INGESTERS, "wmt"}
     with pytest.raises(InputError, match=r"^wmt23: is a WMT test set: ingest one language pair"):
         open_study(test_set)
+
+
+# The real WMT22 zh-en test set (../shared/data/wmt22), standard reference refA.
+WMT22_OUTPUTS = 20  # files in system-outputs/zh-en/, refA and refB among them
+
+
+def test_wmt22_systems_and_metrics_follow_mtme(wmt22_dir, wmt22_study):
+    outputs = sorted(p.stem for p in (wmt22_dir / "system-outputs" / "zh-en").glob("*.txt"))
+    assert len(outputs) == WMT22_OUTPUTS
+    assert sorted(wmt22_study.systems) == [s for s in outputs if s != "refA"]
+    human = [s for s, h in zip(wmt22_study.systems, wmt22_study.is_human, strict=True) if h]
+    assert human == ["refB"]
+    files = sorted(
+        p.name[: -len(".seg.score")]
+        for p in (wmt22_dir / "metric-scores" / "zh-en").glob("*.seg.score")
+    )
+    assert len(files) == 52
+    kept = [m for m in files if not m.endswith("-refB")]
+    assert len(kept) == 31
+    metrics = [
+        m for m, k in zip(wmt22_study.measures, wmt22_study.kinds, strict=True) if k == "metric"
+    ]
+    assert sorted(metrics) == kept
+
+
+# MTME's own values, computed outside the project: mt-metrics-eval's data.py, stats.py and
+# meta_info.py (google-research/mt-metrics-eval at 68a481aea1a787392d55af8f76ac8ef40c5f4664),
+# exported to /tmp and imported in a throwaway script: EvalSet("wmt22", "zh-en",
+# read_stored_metric_scores=True, path=<the folder above wmt22/>); this copy has no metric
+# .sys.score files, so each metric's system scores were added with AddMetric(level="sys") as
+# the mean of its segment scores (what our system_scores="mean" takes); then
+# GetCorrelations(evs, "sys", {"refA"}, set(), include_human, include_outliers=False,
+# gold_name="std" (mqm), primary_metrics=False)["COMETKiwi-src"].Pearson()[0]:
+# 15 systems with include_human (refB in, refA out), 14 without.
+MTME_COMETKIWI_SYS_PEARSON = {True: 0.7948964556858492, False: 0.8662114569017295}
+
+
+@pytest.mark.parametrize("include_human", [True, False])
+def test_wmt22_system_pearson_equals_mtme(wmt22_study, include_human):
+    df = correlate(wmt22_study, level="system", method="pearson", include_human=include_human)
+    row = df.filter((pl.col("measure") == "COMETKiwi-src") & (pl.col("against") == "mqm"))
+    assert row.height == 1
+    expected = MTME_COMETKIWI_SYS_PEARSON[include_human]
+    assert math.isclose(row["statistic"][0], expected, abs_tol=1e-12)
+
+
+def test_wmt22_documents_and_notes(wmt22_dir):
+    con = open_store()
+    summary = ingest_wmt(con, wmt22_dir, lp="zh-en", ref="refA")
+    # refA's lines: 1,875 in each of the 5 human .seg files, the 10 -src metrics and
+    # SEScore-refA (the other -refA metrics have none), 1 in 3 of the 5 human .sys files
+    assert summary.notes == (
+        "the standard reference refA is the items' reference, not a system: left out its "
+        "output file and its 30,003 score(s)",
+        "left out 21 metric(s) computed against another reference than refA (BERTScore-refB, "
+        "BLEU-refB, BLEURT-20-refB, ...): to study a metric of reference refB, ingest wmt22 with "
+        "--lp zh-en --ref refB into another store",
+    )
+    lines = (wmt22_dir / "documents" / "zh-en.docs").read_text(encoding="utf-8").splitlines()
+    rows = con.execute("SELECT domain, document FROM inputs ORDER BY position").fetchall()
+    assert rows == [tuple(line.split()) for line in lines]
+    assert {d for d, _ in rows} == {"conversation", "ecommerce", "news", "social"}

@@ -69,6 +69,10 @@ SPA_SCHEMA = {
     "against": pl.String,
     "method": pl.String,
     "statistic": pl.Float64,
+    "n_systems": pl.Int64,
+    "n_systems_dropped": pl.Int64,
+    "n_pairs": pl.Int64,
+    "n_missing": pl.Int64,
     "permutations": pl.Int64,
     "seed": pl.Int64,
 }
@@ -249,13 +253,30 @@ def spa(
     (Thompson et al. 2024; :func:`hanna_stats.kernels.soft_pairwise_accuracy`). A system
     level statistic: the human-written stories count as a system only with ``include_human``.
 
+    Missing values as mt-metrics-eval: a system without any score of the criterion (one the
+    humans did not rate) is left out, and an input drops out of the comparison of two systems,
+    on both sides, when the criterion or the measure misses either system's score on it.
+
     Returns
     -------
     polars.DataFrame
-        One row per (measure, criterion): ``measure, against, method, statistic,
-        permutations, seed``.
+        One row per (measure, criterion): ``measure, against, method, statistic, n_systems,
+        n_systems_dropped, n_pairs, n_missing, permutations, seed``: the systems compared and
+        those left out, the pairs of systems averaged, and the (input, system) cells of the
+        compared systems left out for a missing score.
+
+    Raises
+    ------
+    ValueError
+        When the study has fewer than 2 systems.
     """
     cube = criteria_cube(study, check_kinds(kinds), include_human)
+    if len(cube.systems) < 2:
+        raise ValueError(
+            f"spa compares systems; the study has {len(cube.systems)} "
+            f"({', '.join(cube.systems) or 'none'}): it needs at least 2"
+            + ("" if include_human else " (include_human=True adds the human-written outputs)")
+        )
     criteria, measures = _split(cube)
     res = soft_pairwise_accuracy(
         cube.values[criteria], cube.values[measures], permutations=permutations, seed=seed
@@ -268,6 +289,10 @@ def spa(
         {
             "method": "spa",
             "statistic": res.statistic,
+            "n_systems": res.n_systems,
+            "n_systems_dropped": len(cube.systems) - res.n_systems,
+            "n_pairs": res.n_pairs,
+            "n_missing": res.n_missing,
             "permutations": int(permutations),
             "seed": seed,
         },

@@ -73,6 +73,7 @@ from .ranks import rankdata, tie_ranks
 from .soft import SoftPairwiseAccuracyResult, pairwise_pvalues, sign_flips, soft_pairwise_accuracy
 from .ties import (
     SWAP_UNITS,
+    TIE_RTOL,
     TIE_STATISTICS,
     CalibratedPermutationResult,
     TieCalibrationResult,
@@ -93,6 +94,7 @@ __all__ = [
     "PVALUE_METHODS",
     "RESAMPLE",
     "SWAP_UNITS",
+    "TIE_RTOL",
     "TIE_RULES",
     "TIE_STATISTICS",
     "VARIANTS",

@@ -11,13 +11,20 @@ from ._options import as_float_array, check_count, check_seed, validated
 
 
 class SoftPairwiseAccuracyResult(NamedTuple):
-    """Result of :func:`soft_pairwise_accuracy`.
+    """Result of :func:`soft_pairwise_accuracy`; arrays of shape (Mh, Mm) unless stated.
 
-    ``statistic`` (Mh, Mm): SPA of each (human, metric) pair; ``pvalues_h`` (Mh, S, S) and
-    ``pvalues_m`` (Mm, S, S): the pairwise p-values (:func:`pairwise_pvalues`).
+    ``statistic``: SPA of each (human, metric) pair, NaN where no pair of systems is left;
+    ``n_systems`` / ``n_pairs`` (int64): the systems compared and the pairs of them averaged;
+    ``n_missing`` (int64): (input, system) cells of the compared systems left out because the
+    human or the metric score is missing there; ``pvalues_h`` and ``pvalues_m`` (Mh, Mm, S, S):
+    the pairwise p-values (:func:`pairwise_pvalues`) of the human and the metric scores on the
+    inputs both have, NaN for pairs left out.
     """
 
     statistic: np.ndarray
+    n_systems: np.ndarray
+    n_pairs: np.ndarray
+    n_missing: np.ndarray
     pvalues_h: np.ndarray
     pvalues_m: np.ndarray
 
@@ -28,6 +35,33 @@ def sign_flips(n_inputs, *, permutations=1000, seed=0):
     permutations = check_count("permutations", permutations)
     rng = check_seed(seed)
     return 1.0 - 2.0 * rng.integers(0, 2, size=(permutations, n_inputs))
+
+
+def _signs(n_inputs, permutations, seed, signs):
+    """``signs`` checked against ``n_inputs``, or drawn (:func:`sign_flips`) when None."""
+    if signs is None:
+        return sign_flips(n_inputs, permutations=permutations, seed=seed)
+    signs = as_float_array("signs", signs, 2)
+    if signs.shape[1] != n_inputs or not np.isin(signs, (-1.0, 1.0)).all():
+        raise ValueError(f"signs must be -1 or +1, of shape (K, {n_inputs})")
+    return signs
+
+
+def _pvalues(x, signs, i, j):
+    """p-values (pairs,) of the system pairs ``(i[k], j[k])`` of one measure's (G, S) scores;
+    NaN for a pair that shares no input (see :func:`pairwise_pvalues`)."""
+    d = x[:, i] - x[:, j]  # (G, pairs)
+    shared = ~np.isnan(d)
+    if shared.all():  # as mt-metrics-eval: the permuted sums of each system, then differences
+        partial = signs @ x
+        null = partial[:, i] - partial[:, j]
+    else:  # pair by pair, the inputs a pair misses left out
+        d = np.where(shared, d, 0.0)
+        null = signs @ d
+    gamma = 1e-10 * np.abs(d).sum(axis=0)  # rounding of sums in another order
+    p = (null >= d.sum(axis=0) - gamma).mean(axis=0)
+    p[~shared.any(axis=0)] = np.nan
+    return p
 
 
 def pairwise_pvalues(X, *, permutations=1000, seed=0, signs=None):
@@ -42,8 +76,9 @@ def pairwise_pvalues(X, *, permutations=1000, seed=0, signs=None):
     Significance in Human Evaluation of Automatic Metrics via Soft Pairwise Accuracy", WMT
     (mt-metrics-eval's ``pce.compute_pairwise_p_values``, which draws its signs from seed 4 in
     float32). Inputs where either system's value is missing are left out of that pair's sums
-    (their difference counts as 0). For a measure without missing values, ``T*`` comes from the
-    permuted sums of each system, then their differences, as in mt-metrics-eval.
+    (their difference counts as 0); a pair that shares no input gets NaN. For a measure without
+    missing values, ``T*`` comes from the permuted sums of each system, then their
+    differences, as in mt-metrics-eval.
 
     Parameters
     ----------
@@ -70,24 +105,11 @@ def pairwise_pvalues(X, *, permutations=1000, seed=0, signs=None):
     0.125
     """
     (X,) = validated({"X": X}, 3, 0)
-    n_inputs, n_systems = X.shape[1], X.shape[2]
-    if signs is None:
-        signs = sign_flips(n_inputs, permutations=permutations, seed=seed)
-    else:
-        signs = as_float_array("signs", signs, 2)
-        if signs.shape[1] != n_inputs or not np.isin(signs, (-1.0, 1.0)).all():
-            raise ValueError(f"signs must be -1 or +1, of shape (K, {n_inputs})")
-    i, j = np.triu_indices(n_systems, 1)
-    P = np.full((X.shape[0], n_systems, n_systems), np.nan)
+    signs = _signs(X.shape[1], permutations, seed, signs)
+    i, j = np.triu_indices(X.shape[2], 1)
+    P = np.full((X.shape[0], X.shape[2], X.shape[2]), np.nan)
     for m, x in enumerate(X):  # one measure at a time: the (K, pairs) arrays stay small
-        d = np.nan_to_num(x[:, i] - x[:, j])  # (G, pairs)
-        if np.isnan(x).any():
-            null = signs @ d  # pair by pair, the inputs a pair misses left out
-        else:  # as mt-metrics-eval: the permuted sums of each system, then their differences
-            partial = signs @ x
-            null = partial[:, i] - partial[:, j]
-        gamma = 1e-10 * np.abs(d).sum(axis=0)  # rounding of sums in another order
-        P[m, i, j] = (null >= d.sum(axis=0) - gamma).mean(axis=0)
+        P[m, i, j] = _pvalues(x, signs, i, j)
     return P
 
 
@@ -104,12 +126,21 @@ def soft_pairwise_accuracy(H, M, *, permutations=1000, seed=0, signs=None):
     Evaluation of Automatic Metrics via Soft Pairwise Accuracy", WMT (mt-metrics-eval's
     ``PairwiseConfidenceError``, 1 minus the pairwise confidence error).
 
+    Missing values, as mt-metrics-eval: an input drops out of the comparison of systems ``i``
+    and ``j`` (on both sides, the human and the metric p-value) when any of ``h[g, i]``,
+    ``h[g, j]``, ``m[g, i]``, ``m[g, j]`` is missing; a system without any input where both are
+    present (a system the humans did not rate) is left out, and so is a pair of systems that
+    shares no such input. mt-metrics-eval (``data.GetCorrelations``) drops the systems without
+    human scores and (``stats.PairwiseConfidenceError`` with ``filter_nones``) the segments
+    whose human score is None from both vectors, which is this rule when every rated system
+    misses the same segments.
+
     Parameters
     ----------
     H : array_like, shape (Mh, G, S)
-        Human scores.
+        Human scores (NaN = missing).
     M : array_like, shape (Mm, G, S)
-        Metric scores.
+        Metric scores (NaN = missing).
     permutations, seed, signs
         As :func:`pairwise_pvalues`.
 
@@ -117,18 +148,47 @@ def soft_pairwise_accuracy(H, M, *, permutations=1000, seed=0, signs=None):
     -------
     SoftPairwiseAccuracyResult
 
+    Raises
+    ------
+    ValueError
+        For fewer than 2 systems, or bad arguments.
+
     Examples
     --------
     >>> H = [[[1.0, 2.0, 3.0], [1.0, 3.0, 2.0]]]
     >>> res = soft_pairwise_accuracy(H, H, permutations=100, seed=0)
-    >>> float(res.statistic[0, 0])
-    1.0
+    >>> float(res.statistic[0, 0]), int(res.n_pairs[0, 0])
+    (1.0, 3)
     """
     Hc, Mc = validated({"H": H, "M": M}, 3, 2)
-    if signs is None:
-        signs = sign_flips(Hc.shape[1], permutations=permutations, seed=seed)
-    P_h = pairwise_pvalues(Hc, signs=signs)
-    P_m = pairwise_pvalues(Mc, signs=signs)
-    i, j = np.triu_indices(Hc.shape[2], 1)
-    error = np.abs(P_h[:, None, i, j] - P_m[None, :, i, j]).mean(axis=2)
-    return SoftPairwiseAccuracyResult(1.0 - error, P_h, P_m)
+    n_inputs, n_systems = Hc.shape[1:]
+    if n_systems < 2:
+        raise ValueError(
+            f"H and M must have at least 2 systems (last axis) to compare; got {n_systems}"
+        )
+    signs = _signs(n_inputs, permutations, seed, signs)
+    shape = (Hc.shape[0], Mc.shape[0])
+    statistic = np.full(shape, np.nan)
+    counts = np.zeros((3, *shape), dtype=np.int64)  # n_systems, n_pairs, n_missing
+    P_h = np.full((*shape, n_systems, n_systems), np.nan)
+    P_m = np.full_like(P_h, np.nan)
+    human = {}  # (human, mask) -> its p-values: humans are shared by metrics with one mask
+    for b, m in enumerate(Mc):
+        metric = {}  # mask -> this metric's p-values
+        for a, h in enumerate(Hc):
+            valid = ~(np.isnan(h) | np.isnan(m))
+            systems = np.flatnonzero(valid.any(axis=0))
+            i, j = systems[np.array(np.triu_indices(systems.size, 1))]
+            key = valid.tobytes()
+            if (a, key) not in human:
+                human[a, key] = _pvalues(np.where(valid, h, np.nan), signs, i, j)
+            if key not in metric:
+                metric[key] = _pvalues(np.where(valid, m, np.nan), signs, i, j)
+            p_h, p_m = human[a, key], metric[key]
+            kept = ~np.isnan(p_h)  # the same pairs as p_m: one mask
+            compared = np.union1d(i[kept], j[kept])
+            counts[:, a, b] = compared.size, kept.sum(), (~valid[:, compared]).sum()
+            if kept.any():
+                statistic[a, b] = 1.0 - np.abs(p_h[kept] - p_m[kept]).mean()
+            P_h[a, b, i, j], P_m[a, b, i, j] = p_h, p_m
+    return SoftPairwiseAccuracyResult(statistic, *counts, P_h, P_m)

@@ -3,8 +3,9 @@ pairwise permutation test of two calibrated metrics.
 
 A metric rarely gives two outputs exactly the same score, while people often do: pairwise
 accuracy with ties (``acc_eq``) then penalises a metric for never predicting a tie. Tie
-calibration lets the metric predict a tie when its two scores differ by at most ``epsilon``,
-and chooses the ``epsilon`` that maximises the statistic against the human scores.
+calibration lets the metric predict a tie when its two scores differ by at most ``epsilon``
+(up to the rounding tolerance :data:`TIE_RTOL`), and chooses the ``epsilon`` that maximises the
+statistic against the human scores.
 """
 
 from __future__ import annotations
@@ -31,6 +32,13 @@ MAX_SWAPS = 2**28
 #: smallest epsilon among them is chosen): sums of ``1 / n_pairs`` terms differ in the last bits
 #: by the order of addition.
 ATOL = 1e-12
+#: Relative tolerance of the metric's ties: with ``scale`` the largest ``|m|`` of a metric (at the
+#: level compared), the metric ties a pair when ``|m_i - m_j| <= epsilon + TIE_RTOL * scale``.
+#: Differences equal but for rounding (``0.3 - 0.1`` and ``0.4 - 0.2``, or any two after scaling
+#: the metric by 0.7) then tie together, so that the ties, the statistic and ``epsilon / scale``
+#: do not depend on the metric's unit. Far above the rounding of a difference of means of a few
+#: thousand scores (about ``1e-13 scale`` at worst) and below any meaningful difference.
+TIE_RTOL = 1e-11
 
 
 class TieCalibrationResult(NamedTuple):
@@ -77,11 +85,19 @@ def _metric_pairs(M):
     return diff, np.argsort(diff, kind="mergesort")
 
 
+def _tolerances(M):
+    """``TIE_RTOL * scale`` (Mm,) of each metric of a cube (Mm, G, S): ``scale`` is its largest
+    finite ``|m|`` (0 for a metric without a finite value); see :data:`TIE_RTOL`."""
+    finite = np.isfinite(M)
+    return TIE_RTOL * np.where(finite, np.abs(M), 0.0).max(axis=(1, 2), initial=0.0)
+
+
 @njit(cache=True)
-def _cell(H, M, diff, order, epsilon, omit):
+def _cell(H, M, diff, order, epsilon, tol, omit):
     """Calibrated ``acc_eq`` of one (human, metric) pair of (G, S) matrices: ``(accuracy,
     epsilon, n_groups, n_skipped)``; ``epsilon < 0`` asks for the optimum. ``diff`` and
-    ``order`` are the metric's :func:`_metric_pairs`.
+    ``order`` are the metric's :func:`_metric_pairs`, ``tol`` its :func:`_tolerances`: the
+    metric ties a pair when ``diff <= epsilon + tol``.
 
     Per pair, ``strict`` is 1 when it is correct with ``epsilon`` below its difference (both
     vectors order it the same way, or both tie it) and ``tie`` when correct with the metric
@@ -118,35 +134,39 @@ def _cell(H, M, diff, order, epsilon, omit):
             n_groups += 1
     if n_groups == 0 or (not omit and n_groups < groups):
         return np.nan, np.nan, n_groups, groups - n_groups
-    if epsilon < 0:  # sweep the metric's differences in increasing order
+    if epsilon < 0:  # candidates 0 and each diff; ties: the sorted pairs up to candidate + tol
         running = 0.0
         for p in range(k):
             if strict[p] >= 0:
                 running += weight[p // per_group] * strict[p]
-        best = running  # epsilon = 0: pairs with diff 0 are tied already (no change)
+        best = -1.0
         epsilon = 0.0
-        for t in range(k):
-            p = order[t]
-            if strict[p] >= 0:
-                running += weight[p // per_group] * (tie[p] - strict[p])
-            if t + 1 < k and diff[order[t + 1]] == diff[p]:
-                continue  # evaluate once all pairs of this difference are tied
-            if running > best + ATOL:
+        tied = 0  # the pairs order[:tied] are tied (NaN differences sort last, never tied)
+        for t in range(-1, k):
+            candidate = 0.0 if t < 0 else diff[order[t]]
+            moved = t < 0
+            while tied < k and diff[order[tied]] <= candidate + tol:
+                p = order[tied]
+                if strict[p] >= 0:
+                    running += weight[p // per_group] * (tie[p] - strict[p])
+                tied += 1
+                moved = True
+            if moved and running > best + ATOL:
                 best = running
-                epsilon = diff[p]
+                epsilon = candidate
     total = 0.0  # the statistic at epsilon: per group, correct pairs / pairs
     for g in range(groups):
         correct = 0
         for p in range(g * per_group, (g + 1) * per_group):
             if strict[p] >= 0:
-                correct += tie[p] if diff[p] <= epsilon else strict[p]
+                correct += tie[p] if diff[p] <= epsilon + tol else strict[p]
         if counts[g]:
             total += correct / counts[g]
     return total / n_groups, epsilon, n_groups, groups - n_groups
 
 
 @njit(cache=True, parallel=True)
-def _calibrate(Hs, Ms, epsilons, omit):
+def _calibrate(Hs, Ms, epsilons, tols, omit):
     measures_h = Hs.shape[0]
     measures_m = Ms.shape[0]
     stat = np.empty((measures_h, measures_m))
@@ -156,7 +176,7 @@ def _calibrate(Hs, Ms, epsilons, omit):
     for j in prange(measures_m):  # each metric's differences sorted once for all humans
         diff, order = _metric_pairs(Ms[j])
         for i in range(measures_h):
-            a, e, g, s = _cell(Hs[i], Ms[j], diff, order, epsilons[i, j], omit)
+            a, e, g, s = _cell(Hs[i], Ms[j], diff, order, epsilons[i, j], tols[j], omit)
             stat[i, j] = a
             eps[i, j] = e
             n_groups[i, j] = g
@@ -193,8 +213,15 @@ def tie_calibration(
 
     For human scores ``h`` and metric scores ``m`` of one group, a pair ``(i, j)`` is correct
     when ``h`` and the metric agree on it: both order it the same way, or both tie it, where the
-    metric ties it when ``|m_i - m_j| <= epsilon``. With ``N`` pairs, ``C`` concordant, ``D``
-    discordant, ``T_h`` / ``T_m`` / ``T_hm`` tied in ``h`` only, in the metric only, in both::
+    metric ties it when::
+
+        |m_i - m_j| <= epsilon + tol,       tol = TIE_RTOL * max |m|
+
+    (``TIE_RTOL`` = 1e-11, the maximum over the metric's finite scores at ``level``): differences
+    equal but for rounding tie together, so that multiplying the metric by ``c > 0`` leaves the
+    ties and the statistic as they are and multiplies ``epsilon`` by ``c`` (to rounding). The
+    human scores tie when exactly equal. With ``N`` pairs, ``C`` concordant, ``D`` discordant,
+    ``T_h`` / ``T_m`` / ``T_hm`` tied in ``h`` only, in the metric only, in both::
 
         acc_eq = (C + T_hm) / N,        tau_eq = (C + T_hm - D - T_h - T_m) / N = 2 acc_eq - 1
 
@@ -202,25 +229,29 @@ def tie_calibration(
     or the systems with ``group_by="system"``). Tie calibration (Deutsch, Foster and Freitag
     2023, "Ties Matter: Meta-Evaluating Modern Metrics with Pairwise Accuracy and Tie
     Calibration", EMNLP, Sec. 6; mt-metrics-eval's ``KendallWithTiesOpt`` with
-    ``sample_rate=1``) chooses ``epsilon`` among 0 and the distinct ``|m_i - m_j|`` over all
-    pairs of all groups to maximise the mean: one epsilon shared by all groups. The search
-    sorts the pair differences once and sweeps them, each pair changing the mean by
-    ``(tie - strict) / (N_g G)``: O(P log P) for P pairs. Among equal maxima the smallest
-    epsilon is chosen; the statistic is then recomputed at that epsilon. ``tau_eq`` has the
-    same optimum as ``acc_eq``.
+    ``sample_rate=1``) chooses ``epsilon`` among 0 and the ``|m_i - m_j|`` over all pairs of all
+    groups to maximise the mean: one epsilon shared by all groups. The search sorts the pair
+    differences once and sweeps them: at candidate ``e`` the pairs with difference up to
+    ``e + tol`` are tied, each changing the mean by ``(tie - strict) / (N_g G)``: O(P log P) for
+    P pairs. Among equal maxima the smallest epsilon is chosen; the statistic is then
+    recomputed at that epsilon (where the same pairs tie). ``tau_eq`` has the same optimum as
+    ``acc_eq``. mt-metrics-eval ties by exact float equality (``tol = 0``): its optimum can
+    fall between two differences that differ only by rounding (an epsilon of about ``1e-14``
+    for BLEU at 0 to 100); the two agree wherever the metric's distinct differences lie more
+    than ``tol`` apart.
 
     Parameters
     ----------
     H : array_like, shape (Mh, G, S)
         Human scores (ties are kept as they are).
     M : array_like, shape (Mm, G, S)
-        Metric scores (ties introduced within ``epsilon``).
+        Metric scores (ties introduced within ``epsilon + tol``).
     level : {"item", "system", "global"}
         As :func:`level_correlation`.
     statistic : {"acc_eq", "tau_eq"}
     epsilon : None or array_like of float
         None (default): calibrate each (human, metric) pair. Otherwise fixed thresholds >= 0,
-        broadcast to (Mh, Mm).
+        broadcast to (Mh, Mm) (the metric still ties within ``epsilon + tol``).
     nan_policy : {"omit", "propagate", "raise"}
         ``"omit"``: pairs with a missing value are left out, groups with no pair skipped;
         ``"propagate"``: a missing value (or a group with fewer than 2 observations) makes the
@@ -255,7 +286,9 @@ def _calibrated(Hc, Mc, epsilon, nan_policy, level, statistic):
     ``epsilon``, ``n_groups``, ``n_skipped``; ValueError for an undefined cell under
     ``nan_policy="raise"``."""
     epsilons = _epsilons(epsilon, (Hc.shape[0], Mc.shape[0]))
-    stat, eps, n_groups, n_skipped = _calibrate(Hc, Mc, epsilons, nan_policy == "omit")
+    stat, eps, n_groups, n_skipped = _calibrate(
+        Hc, Mc, epsilons, _tolerances(Mc), nan_policy == "omit"
+    )
     if nan_policy == "raise" and np.isnan(stat).any():
         i, j = (int(k) for k in np.argwhere(np.isnan(stat))[0])
         raise ValueError(
@@ -271,7 +304,7 @@ def _pair_correct(H, M, epsilon):
     i, j = np.triu_indices(H.shape[2], 1)
     human = H[:, :, j] - H[:, :, i]  # (1, G, P)
     metric = M[:, :, j] - M[:, :, i]  # (Mm, G, P)
-    tied = np.abs(metric) <= epsilon[:, None, None]
+    tied = np.abs(metric) <= (epsilon + _tolerances(M))[:, None, None]
     with np.errstate(invalid="ignore"):
         correct = np.where(tied, human == 0, np.sign(metric) == np.sign(human)).astype(float)
     correct[np.isnan(human) | np.isnan(metric)] = np.nan
@@ -328,8 +361,11 @@ def calibrated_permutation_test(
     instead: each metric is z-scored over its cells (missing values ignored), a permutation
     swaps the two metrics' z-scores on each (input, system) cell with probability 1/2
     (:func:`~hanna_stats.kernels.permutation_swaps`), and both permuted metrics are
-    re-calibrated (their epsilons chosen afresh) at ``level``. It costs two calibrations per
-    permutation and pair of metrics (about 0.1 ms each for 96 inputs x 10 systems).
+    re-calibrated (their epsilons chosen afresh) at ``level``. The observed difference the null
+    is compared with is that of the two z-scored metrics, calibrated alike (mt-metrics-eval's
+    ``delta``), so that both see the same values and ties; ``delta`` reports the difference of
+    the metrics' own statistics. It costs two calibrations per permutation and pair of metrics
+    (about 0.1 ms each for 96 inputs x 10 systems).
 
     Parameters
     ----------
@@ -375,7 +411,7 @@ def calibrated_permutation_test(
     if swap == "scores":
         M = np.asarray(M, dtype=np.float64)  # validated by grouped_cubes: (Mm, G, S)
         options = (level, nan_policy, group_by, permutations, seed, swaps)
-        return _finish(stat, eps, _recalibrated_pvalues(Hc, M, stat, *options), statistic)
+        return _finish(stat, eps, _recalibrated_pvalues(Hc, M, *options), statistic)
     n_groups, n_obs = Hc.shape[1], Hc.shape[2]
     n_pairs = n_obs * (n_obs - 1) // 2
     if swaps is None:
@@ -383,9 +419,7 @@ def calibrated_permutation_test(
     else:
         swaps = np.asarray(swaps)
         if swaps.shape[1:] != (n_groups, n_pairs) or swaps.ndim != 3:
-            raise ValueError(
-                f"swaps must have shape (K, {n_groups}, {n_pairs}); got {swaps.shape}"
-            )
+            raise ValueError(f"swaps must have shape (K, {n_groups}, {n_pairs}); got {swaps.shape}")
     signs = 1.0 - 2.0 * swaps.reshape(swaps.shape[0], -1)  # +-1, float64 for integer swaps
     C = _pair_correct(Hc, Mc, np.nan_to_num(eps))  # NaN epsilon: undefined metric
     measures = Mc.shape[0]
@@ -419,9 +453,10 @@ def _finish(stat, eps, pvalue, statistic):
     return CalibratedPermutationResult(stat, eps, stat[:, None] - stat[None, :], pvalue)
 
 
-def _recalibrated_pvalues(Hc, M, stat, level, nan_policy, group_by, permutations, seed, swaps):
+def _recalibrated_pvalues(Hc, M, level, nan_policy, group_by, permutations, seed, swaps):
     """p-values of ``swap="scores"``: z-scored cells of ``M`` (Mm, G, S) swapped, both hybrids
-    re-calibrated against ``Hc``, the human vector's level cube."""
+    re-calibrated against ``Hc``, the human vector's level cube; the observed difference is that
+    of the z-scored metrics, calibrated alike."""
     groups, systems = M.shape[1:]
     if swaps is None:
         swaps = permutation_swaps(groups, systems, permutations=permutations, seed=seed)
@@ -430,16 +465,21 @@ def _recalibrated_pvalues(Hc, M, stat, level, nan_policy, group_by, permutations
         raise ValueError(f"swaps must have shape (K, {groups}, {systems}); got {swaps.shape}")
     Z = standardize(M)
     omit = nan_policy == "omit"
+
+    def calibrated(X):  # the optimal acc_eq (Mx,) of the cells X (Mx, G, S) at level
+        cubes = np.ascontiguousarray(at_level(X, level, omit, group_by))
+        epsilons = np.full((1, cubes.shape[0]), -1.0)
+        return _calibrate(Hc, cubes, epsilons, _tolerances(cubes), omit)[0][0]
+
     a, b = np.triu_indices(M.shape[0], 1)
     Za, Zb = Z[a], Z[b]
     null = np.empty((swaps.shape[0], a.size))
     for k in range(swaps.shape[0]):
         s = swaps[k].astype(bool)
-        hybrids = np.concatenate([np.where(s, Zb, Za), np.where(s, Za, Zb)])
-        cubes = np.ascontiguousarray(at_level(hybrids, level, omit, group_by))
-        permuted = _calibrate(Hc, cubes, np.full((1, cubes.shape[0]), -1.0), omit)[0][0]
+        permuted = calibrated(np.concatenate([np.where(s, Zb, Za), np.where(s, Za, Zb)]))
         null[k] = permuted[: a.size] - permuted[a.size :]  # a's hybrid minus b's
-    observed = stat[a] - stat[b]
+    z_stat = calibrated(Z)  # the observed statistics on the values the null swaps
+    observed = z_stat[a] - z_stat[b]
     gamma = 1e-10 * (np.abs(observed) + 1.0)
     pvalue = np.full((M.shape[0], M.shape[0]), np.nan)
     pvalue[a, b] = (null >= observed - gamma).mean(axis=0)

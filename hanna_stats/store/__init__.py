@@ -8,8 +8,8 @@ a tidy file; :func:`run_query` runs ad-hoc SQL; :func:`fetch_hanna` and
 of LLM judges' explanations into a frame (not into the store).
 """
 
-from hanna_stats.store.cube import Cube, build_hanna_store, ingest_hanna_dir
-from hanna_stats.store.db import open_store, run_query
+from hanna_stats.store.cube import Cube, build_hanna_store, check_hanna_dir, ingest_hanna_dir
+from hanna_stats.store.db import has_ingests, open_store, run_query
 from hanna_stats.store.errors import DataNotFoundError, InputError
 from hanna_stats.store.fetch import fetch_hanna, resolve_hanna_dir
 from hanna_stats.store.ingest import (
@@ -30,7 +30,9 @@ __all__ = [
     "InputError",
     "Study",
     "build_hanna_store",
+    "check_hanna_dir",
     "fetch_hanna",
+    "has_ingests",
     "ingest_hanna_annotations",
     "ingest_hanna_dir",
     "ingest_hanna_llm",

@@ -20,7 +20,13 @@ from hanna_stats.store.catalogue import (
     classify,
 )
 from hanna_stats.store.scales import check_likert
-from hanna_stats.store.source import Source, csv_records, require_columns
+from hanna_stats.store.source import (
+    Source,
+    csv_records,
+    integer_cell,
+    require_columns,
+    shorten,
+)
 
 _CRITERION_NAMES = [name for name, _ in CRITERIA]
 
@@ -58,9 +64,11 @@ def _number(source: Source, text: str, row: int, column: str) -> float | None:
     try:
         value = float(text)
     except ValueError:
-        raise source.error(f"expected a number, got {text!r}", row=row, column=column) from None
+        shown = shorten(repr(text))
+        raise source.error(f"expected a number, got {shown}", row=row, column=column) from None
     if not math.isfinite(value):
-        raise source.error(f"expected a finite number, got {text!r}", row=row, column=column)
+        shown = shorten(repr(text))
+        raise source.error(f"expected a finite number, got {shown}", row=row, column=column)
     return value
 
 
@@ -116,12 +124,7 @@ def parse_annotations(source: Source) -> b.Batch:
     rated: dict[tuple[int, str], int] = {}
     ratings: list[tuple] = []
     for i, row in enumerate(rows, start=1):
-        text_id = row[at[STORY_ID]].strip()
-        if not text_id.isdigit():
-            raise source.error(
-                f"expected a non-negative integer, got {text_id!r}", row=i, column=STORY_ID
-            )
-        sid = int(text_id)
+        sid = integer_cell(source, row[at[STORY_ID]], row=i, column=STORY_ID, minimum=0)
         for column in (MODEL_COLUMN, WORKER):
             if not row[at[column]].strip():
                 raise source.error("empty value", row=i, column=column)

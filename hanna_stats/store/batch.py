@@ -18,7 +18,15 @@ from hanna_stats.store.scales import COUNTS, apply_scales, check_policy
 from hanna_stats.store.source import Source
 
 SYSTEMS = {"name": pl.String, "is_human": pl.Boolean, "position": pl.Int64}
-INPUTS = {"name": pl.String, "position": pl.Int64, "text": pl.String}
+# domain, document: the input's domain and document, when the study gives them (WMT's
+# documents/LP.docs), so that analyses can group inputs by them.
+INPUTS = {
+    "name": pl.String,
+    "position": pl.Int64,
+    "text": pl.String,
+    "domain": pl.String,
+    "document": pl.String,
+}
 # row: 1-based data row where the item first appears (named in consistency errors).
 ITEMS = {
     "name": pl.String,
@@ -75,11 +83,14 @@ def frame(schema: dict[str, pl.DataType], data: dict | list | None = None) -> pl
     schema : dict
         Column name -> polars type (one of the module constants).
     data : dict or list, optional
-        Columns by name (absent ones are null), or rows in schema order; None: an empty frame.
+        Columns by name (absent ones are null), or rows in schema order (rows shorter than the
+        schema: the last columns are null); None: an empty frame.
     """
     if data is None:
         return pl.DataFrame(schema=schema)
     if isinstance(data, list):
+        if data and len(data[0]) < len(schema):
+            data = [[*row, *[None] * (len(schema) - len(row))] for row in data]
         return pl.DataFrame(data, schema=schema, orient="row")
     height = len(next(iter(data.values())))
     return pl.DataFrame({c: data.get(c, [None] * height) for c in schema}, schema=schema)
@@ -106,6 +117,8 @@ class Batch:
         System-level values given by the study (table ``system_level_scores``; schema
         :data:`SYSTEM_LEVEL`), for systems and measures of the batch; not checked against
         scales. Empty by default.
+    notes : tuple of str
+        What the parser left out or chose, for the ingest's summary (one sentence each).
     """
 
     systems: pl.DataFrame
@@ -119,6 +132,7 @@ class Batch:
     relative_positions: bool = False
     scale_policy: str = "error"
     system_scores: pl.DataFrame = field(default_factory=lambda: frame(SYSTEM_LEVEL))
+    notes: tuple[str, ...] = ()
 
     @property
     def n_values(self) -> int:
@@ -269,9 +283,12 @@ def _upsert(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
     )
     con.execute(
         """
-        INSERT INTO inputs (name, position, text)
-        SELECT name, position + $off, text FROM _hs_inputs
-        ON CONFLICT (name) DO UPDATE SET text = coalesce(excluded.text, inputs.text)
+        INSERT INTO inputs (name, position, text, domain, document)
+        SELECT name, position + $off, text, domain, document FROM _hs_inputs
+        ON CONFLICT (name) DO UPDATE SET
+            text = coalesce(excluded.text, inputs.text),
+            domain = coalesce(excluded.domain, inputs.domain),
+            document = coalesce(excluded.document, inputs.document)
         """,
         {"off": _offset(con, "inputs", rel)},
     )
@@ -395,16 +412,29 @@ ORDER BY item NULLS LAST, system, measure, rater NULLS FIRST
 """
 
 
+# Stored item texts the batch would change (both known, different): the reference and output
+# texts changed, and the first such item (by name) with its stored and new texts.
+_TEXTS_CHANGED = """
+SELECT count(*) FILTER (WHERE b.reference <> it.reference),
+       count(*) FILTER (WHERE b.text <> it.text),
+       min(b.name)
+FROM _hs_items b JOIN items it ON it.name = b.name
+WHERE b.reference <> it.reference OR b.text <> it.text
+"""
+
+
 @dataclass(frozen=True)
 class WriteReport:
     """What :func:`write_batch` did: ``added`` counts per ``systems, inputs, items, measures,
     values`` (new to the store), ``replaced`` the stored values it changed, ``scales`` the
     scale checks per measure with a scale (``measure, policy, n_values, n_below, n_above,
-    n_not_whole, n_unparsed``; see :mod:`hanna_stats.store.scales`)."""
+    n_not_whole, n_unparsed``; see :mod:`hanna_stats.store.scales`), ``replaced_texts`` the
+    stored item texts it changed (``reference texts``, ``output texts``)."""
 
     added: dict[str, int]
     replaced: int
     scales: pl.DataFrame
+    replaced_texts: dict[str, int] = field(default_factory=dict)
 
 
 def _check_study(con: duckdb.DuckDBPyConnection, source: Source, study: str, extend: bool) -> None:
@@ -437,6 +467,28 @@ def _check_replacements(con: duckdb.DuckDBPyConnection, source: Source, replace:
             f"measure {measure!r}{by}: {stored!r} -> {new!r}); pass --replace to replace them"
         )
     return changed
+
+
+def _check_texts(con: duckdb.DuckDBPyConnection, source: Source, replace: bool) -> dict[str, int]:
+    """The stored reference and output texts the batch changes; refused unless ``replace``."""
+    ((references, outputs, first),) = con.execute(_TEXTS_CHANGED).fetchall()
+    if (references or outputs) and not replace:
+        ((stored_ref, new_ref, stored_text, new_text),) = con.execute(
+            "SELECT it.reference, b.reference, it.text, b.text "
+            "FROM _hs_items b JOIN items it ON it.name = b.name WHERE b.name = ?",
+            [first],
+        ).fetchall()
+        what, old, new = (
+            ("reference", stored_ref, new_ref)
+            if new_ref is not None and stored_ref is not None and new_ref != stored_ref
+            else ("text", stored_text, new_text)
+        )
+        raise source.error(
+            f"would replace {references:,} reference text(s) and {outputs:,} output text(s) "
+            f"already in the store (first: item {first!r}, {what} {old!r} -> {new!r}); pass "
+            "--replace to replace them"
+        )
+    return {"reference texts": references, "output texts": outputs}
 
 
 def write_batch(
@@ -488,9 +540,10 @@ def write_batch(
     InputError
         If the batch's items contradict items already stored, a measure's kind differs from the
         stored one, two LLM-judge measures share judge, prompt variant and criterion, a value
-        exceeds :data:`MAX_MAGNITUDE` in magnitude, a value leaves its measure's scale (human measures; others under the policy
-        ``error``), the batch belongs to another study, or it would replace values, as above;
-        the store is then unchanged, as after any other error.
+        exceeds :data:`MAX_MAGNITUDE` in magnitude, a value leaves its measure's scale (human
+        measures; others under the policy ``error``), the batch belongs to another study, or it
+        would replace values or item texts (an output or reference text that both know and that
+        differs), as above; the store is then unchanged, as after any other error.
     """
     policy = check_policy(scale_policy or batch.scale_policy)
     _check_magnitudes(batch, source)
@@ -524,6 +577,7 @@ def write_batch(
                 con.register(name, df)
             _check_study(con, source, study, extend)
             replaced = _check_replacements(con, source, replace)
+            replaced_texts = _check_texts(con, source, replace)
             added = {what: con.execute(q).fetchall()[0][0] for what, q in _ADDED.items()}
             _upsert(con, batch)
             _check_judges(con, source)
@@ -546,7 +600,7 @@ def write_batch(
     finally:
         for name in frames:
             con.unregister(name)
-    return WriteReport(added, replaced, scales)
+    return WriteReport(added, replaced, scales, replaced_texts)
 
 
 def _record_scales(

@@ -17,6 +17,7 @@ from hanna_stats.store.ingest import (
     ingest_hanna_llm,
     ingest_hanna_metric_scores,
 )
+from hanna_stats.store.wmt import not_a_test_set
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,49 @@ class Cube:
     inputs: list[str]
     systems: list[str]
 
+    def describe_missing(self, measures: int | None = None, shown: int = 3) -> str:
+        """Which of the first ``measures`` measures (None: all) lack values, and where, for a
+        message: ``"'BLEU' lacks 2 values (systems 'B', 'C'); ..."`` (at most ``shown``
+        measures and systems each), or ``""`` when none does."""
+        missing = np.isnan(self.values[:measures])
+        lacking = np.flatnonzero(missing.any(axis=(1, 2)))
+        parts = []
+        for m in lacking[:shown]:
+            systems = [repr(self.systems[s]) for s in np.flatnonzero(missing[m].any(axis=0))]
+            more = ", ..." if len(systems) > shown else ""
+            parts.append(
+                f"{self.measures[m]!r} lacks {int(missing[m].sum()):,} value(s) (system "
+                f"{', '.join(systems[:shown])}{more})"
+            )
+        if len(lacking) > shown:
+            parts.append(f"{len(lacking) - shown} more measure(s)")
+        return "; ".join(parts)
+
+
+def check_hanna_dir(data_dir: str | Path) -> None:
+    """Refuse a folder without ``hanna_metric_scores.csv`` with one line that says what was
+    expected: for WMT data that is not one test set (MTME's download root, a folder lacking
+    ``human-scores/``), why (:func:`~hanna_stats.store.wmt.not_a_test_set`).
+
+    Raises
+    ------
+    InputError
+        For WMT data that is not a test set.
+    DataNotFoundError
+        For another folder without ``hanna_metric_scores.csv``.
+    """
+    data_dir = Path(data_dir)
+    if (data_dir / METRIC_SCORES_FILE).is_file():
+        return
+    wmt = not_a_test_set(data_dir)
+    if wmt is not None:
+        raise wmt
+    raise DataNotFoundError(
+        f"{METRIC_SCORES_FILE} not found in {data_dir}: expected a HANNA data folder (with "
+        f"{METRIC_SCORES_FILE}) or a WMT test set in mt-metrics-eval's layout (a folder with "
+        "human-scores/ and metric-scores/, e.g. wmt23/)"
+    )
+
 
 def ingest_hanna_dir(
     con: duckdb.DuckDBPyConnection,
@@ -66,14 +110,13 @@ def ingest_hanna_dir(
     Raises
     ------
     DataNotFoundError
-        If ``hanna_metric_scores.csv`` is not in ``data_dir``.
+        If ``hanna_metric_scores.csv`` is not in ``data_dir`` (see :func:`check_hanna_dir`).
     InputError
         If a file is malformed, or belongs to another study or would replace values without
-        ``extend`` / ``replace``.
+        ``extend`` / ``replace``; for WMT data that is not one test set.
     """
     data_dir = Path(data_dir)
-    if not (data_dir / METRIC_SCORES_FILE).is_file():
-        raise DataNotFoundError(f"{METRIC_SCORES_FILE} not found in {data_dir}")
+    check_hanna_dir(data_dir)
     files = (
         (METRIC_SCORES_FILE, ingest_hanna_metric_scores),
         (LLM_FILE, ingest_hanna_llm),

@@ -13,6 +13,8 @@ _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 # has it next to the package.
 _SQL_DIRS = (_PACKAGE_DIR / "sql", _PACKAGE_DIR.parent / "sql")
 SCHEMA_FILES = ("schema.sql", "views.sql")
+# A DuckDB database file has these bytes at this offset (its main header, after a checksum).
+_DUCKDB_MAGIC, _DUCKDB_MAGIC_AT = b"DUCK", 8
 
 
 def sql_path(name: str) -> Path:
@@ -69,7 +71,9 @@ def open_store(
     DataNotFoundError
         If ``read_only`` and the file does not exist.
     ValueError
-        If ``read_only`` is asked for an in-memory store.
+        If ``read_only`` is asked for an in-memory store, or the file exists and is not a
+        DuckDB database (DuckDB would open a CSV, Parquet or JSON file as an empty in-memory
+        database, and silently lose what is written to it).
     """
     if path is None:
         if read_only:
@@ -77,6 +81,7 @@ def open_store(
         con = duckdb.connect()
     else:
         path = Path(path)
+        _check_database_file(path)
         if read_only:
             if not path.is_file():
                 raise DataNotFoundError(
@@ -88,6 +93,25 @@ def open_store(
     for name in SCHEMA_FILES:
         con.execute(read_sql(name))
     return con
+
+
+def has_ingests(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the store records any ingest (a new store that every ingest refused has none)."""
+    return bool(con.execute("SELECT count(*) FROM ingests").fetchall()[0][0])
+
+
+def _check_database_file(path: Path) -> None:
+    """Refuse an existing file that does not start as a DuckDB database file."""
+    if not path.is_file():
+        return
+    with path.open("rb") as f:
+        head = f.read(_DUCKDB_MAGIC_AT + len(_DUCKDB_MAGIC))
+    if head[_DUCKDB_MAGIC_AT:] != _DUCKDB_MAGIC:
+        what = "an empty file" if not head else "not a DuckDB database"
+        raise ValueError(
+            f"{path}: not a hanna_stats store ({what}; a store is a DuckDB database file): "
+            "name a store file, or a new file to create one with `ingest`"
+        )
 
 
 def run_query(con: duckdb.DuckDBPyConnection, query: str, *, allow_files: bool = False):

@@ -10,7 +10,6 @@ Naming in the store (shared by all HANNA files, so they upsert the same rows):
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,7 +29,7 @@ from hanna_stats.store.catalogue import (
     classify,
     slot_rater,
 )
-from hanna_stats.store.source import Source, csv_records, require_columns
+from hanna_stats.store.source import JSONError, Source, csv_records, load_json, require_columns
 
 #: The study name HANNA's files give a store.
 STUDY = "HANNA"
@@ -61,9 +60,9 @@ def _json_numbers(cell: str) -> tuple[np.ndarray | None, str | None]:
     if not text:
         return None, "empty cell, expected a JSON list of numbers"
     try:
-        values = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return None, f"invalid JSON ({exc.msg} at character {exc.pos})"
+        values = load_json(text)
+    except JSONError as exc:
+        return None, str(exc)
     if not isinstance(values, list):
         return None, f"expected a JSON list of numbers, got {type(values).__name__}"
     if not _PLAIN_NUMBERS.fullmatch(text):

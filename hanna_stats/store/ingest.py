@@ -25,7 +25,7 @@ Every ingest function takes ``extend``, ``replace`` (default False) and ``scale_
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from dataclasses import replace as replace_fields
 from pathlib import Path
@@ -40,7 +40,7 @@ from hanna_stats.store.hanna import ITEM_WORD as HANNA_ITEM_WORD
 from hanna_stats.store.hanna import STUDY as HANNA
 from hanna_stats.store.hanna import parse_metric_scores
 from hanna_stats.store.scales import COUNTS
-from hanna_stats.store.source import Source, read_source
+from hanna_stats.store.source import Source, content_path, read_source
 from hanna_stats.store.summeval import ITEM_WORD as SUMMEVAL_ITEM_WORD
 from hanna_stats.store.summeval import STUDY as SUMMEVAL
 from hanna_stats.store.summeval import parse_summeval
@@ -72,7 +72,9 @@ def detect_format(path: str | Path) -> str:
     A folder holding ``human-scores/`` and ``metric-scores/`` is a WMT test set (``"wmt"``),
     another folder a HANNA data folder (``"hanna-dir"``); a file is the HANNA format of its name
     (``"hanna-metric-scores"``, ``"hanna-llm"``, ``"hanna-annotations"``), else SummEval's
-    annotations when its suffix is ``.jsonl`` in any case (``"summeval"``), else ``"tidy"``.
+    annotations when its suffix is ``.jsonl`` in any case (``"summeval"``), else ``"tidy"``; a
+    ``.gz`` suffix is left out first (files are read uncompressed, see
+    :func:`~hanna_stats.store.source.read_source`).
 
     Examples
     --------
@@ -82,10 +84,13 @@ def detect_format(path: str | Path) -> str:
     'summeval'
     >>> detect_format("scores.parquet")
     'tidy'
+    >>> detect_format("model_annotations.aligned.jsonl.gz")
+    'summeval'
     """
     path = Path(path)
     if path.is_dir():
         return FORMAT_WMT if is_test_set(path) else FORMAT_HANNA_DIR
+    path = content_path(path)
     if path.name in HANNA_FILE_FORMATS:
         return HANNA_FILE_FORMATS[path.name]
     return FORMAT_SUMMEVAL if path.suffix.lower() == SUMMEVAL_SUFFIX else FORMAT_TIDY
@@ -116,6 +121,12 @@ class IngestSummary:
         and unparsed (table ``scale_checks``); None when skipped.
     not_applied : tuple of str
         Options given to a skipped ingest, which it did not apply (e.g. ``human_measures``).
+    replaced_texts : dict
+        Stored item texts changed (an edited output, another standard reference; only with
+        ``replace=True``): ``reference texts``, ``output texts``.
+    notes : tuple of str
+        What the format's parser left out or chose (WMT: the standard reference's scores, the
+        metrics of other references), one sentence each.
     """
 
     source: str
@@ -127,6 +138,8 @@ class IngestSummary:
     replaced: int = 0
     scales: pl.DataFrame | None = None
     not_applied: tuple[str, ...] = ()
+    replaced_texts: dict[str, int] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         if self.skipped:
@@ -137,9 +150,11 @@ class IngestSummary:
                 else ""
             )
         added = ", ".join(f"{n:,} {what}" for what, n in self.added.items())
+        texts = "".join(f", {n:,} {what}" for what, n in self.replaced_texts.items() if n)
         return (
             f"{self.source}: {self.format}, {self.n_values:,} values; new to the store: "
-            f"{added}; replaced: {self.replaced:,} values{self._scale_note()}"
+            f"{added}; replaced: {self.replaced:,} values{texts}{self._scale_note()}"
+            + "".join(f"\n  note: {note}" for note in self.notes)
         )
 
     def _scale_note(self) -> str:
@@ -182,7 +197,7 @@ def _ingest(
         batch,
         source,
         fmt,
-        study=study or source.path.stem,
+        study=study or source.content_path.stem,
         item_word=item_word.strip(),
         extend=extend,
         replace=replace,
@@ -197,6 +212,8 @@ def _ingest(
         report.added,
         report.replaced,
         report.scales,
+        replaced_texts=report.replaced_texts,
+        notes=batch.notes,
     )
 
 
@@ -346,6 +363,7 @@ def ingest_tidy(
     *,
     human_system: str | None = None,
     human_measures: Sequence[str] = (),
+    scales: Mapping[str, tuple[float, float]] | None = None,
     study: str | None = None,
     item_word: str = "item",
     extend: bool = False,
@@ -366,8 +384,13 @@ def ingest_tidy(
     human_measures : sequence of str
         Measures of kind ``human`` (the criteria), as if a ``kind`` column said so; each must
         be in the file and have no other kind there (CLI ``--human``).
+    scales : mapping of str to (float, float), optional
+        Declared Likert scales, measure -> (LO, HI) (CLI ``--scale NAME=LO..HI``); a human
+        measure without one gets a scale inferred from its values, which the summary notes (see
+        :mod:`hanna_stats.store.tidy`).
     study : str, optional
-        The study's name, recorded by a store's first ingest (default: the file's stem).
+        The study's name, recorded by a store's first ingest (default: the file's stem, without
+        ``.gz``).
     item_word : str
         The study's word for its items (e.g. ``"summary"``, ``"segment"``), recorded with the
         name; the report calls the item level by it ("summary level").
@@ -375,8 +398,8 @@ def ingest_tidy(
     Returns
     -------
     IngestSummary
-        n_values = rows written. A file already ingested is skipped whatever ``human_system``
-        and ``human_measures`` (``not_applied`` names those given).
+        n_values = rows written. A file already ingested is skipped whatever ``human_system``,
+        ``human_measures`` and ``scales`` (``not_applied`` names those given).
 
     Raises
     ------
@@ -389,7 +412,9 @@ def ingest_tidy(
         con,
         path,
         FORMAT_TIDY,
-        lambda s: parse_tidy(s, human_system=human_system, human_measures=human_measures),
+        lambda s: parse_tidy(
+            s, human_system=human_system, human_measures=human_measures, scales=scales
+        ),
         study=study,
         item_word=item_word,
         extend=extend,
@@ -400,6 +425,7 @@ def ingest_tidy(
         given = {
             "human_system (--human-system)": human_system,
             "human_measures (--human)": human_measures,
+            "scales (--scale)": scales,
         }
         summary = replace_fields(summary, not_applied=tuple(k for k, v in given.items() if v))
     return summary
@@ -471,7 +497,9 @@ def ingest_wmt(
     (``en-de:17``), items (segment, system), measures the human scores (kind ``human``, e.g.
     ``mqm``) and metric scores (kind ``metric``, e.g. ``BLEU-refA``): segment-level values, and
     the system-level ones as given (table ``system_level_scores``). The study is named after the
-    folder and the pair, e.g. ``wmt23 en-de``. A store holds one pair: system and measure names
+    folder and the pair, e.g. ``wmt23 en-de``. As in MTME's ``GetCorrelations``, the standard
+    reference ``ref`` is no system (its scores are left out) and metrics of other references are
+    not read; the summary's ``notes`` count both. A store holds one pair: system and measure names
     are not tied to a pair, so a store holding another study or pair is refused whatever
     ``extend`` and ``replace`` say.
 

@@ -1,15 +1,32 @@
-"""Reading input files: bytes, checksum, UTF-8 text and CSV records with row numbers."""
+"""Reading input files: bytes, checksum, UTF-8 text, CSV records with row numbers, JSON.
+
+A gzip-compressed file (named ``*.gz``, or starting with gzip's magic bytes) is read as its
+uncompressed content; its checksum is that of the file as given.
+"""
 
 from __future__ import annotations
 
 import codecs
 import csv
+import gzip
 import hashlib
 import io
-from dataclasses import dataclass
+import json
+import re
+import sys
+import zlib
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hanna_stats.store.errors import DataNotFoundError, InputError
+
+GZIP_SUFFIX = ".gz"
+GZIP_MAGIC = b"\x1f\x8b"
+#: Control characters (C0, DEL, C1), refused in names: a pattern for ``re`` and for polars.
+CONTROL_CHARACTERS = r"[\x00-\x1f\x7f-\x9f]"
+_CONTROL = re.compile(CONTROL_CHARACTERS)
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -21,50 +38,122 @@ class Source:
     path : Path
         The file.
     data : bytes
-        Its content.
+        Its content (uncompressed, for a gzip-compressed file).
     sha256 : str
-        Hex SHA-256 of ``data``.
+        Hex SHA-256 of the file as given (compressed or not).
+    compressed : bool
+        True when the file was gzip-compressed.
     """
 
     path: Path
     data: bytes
     sha256: str
+    compressed: bool = field(default=False, kw_only=True)
 
     @property
     def name(self) -> str:
         """File name (no directory)."""
         return self.path.name
 
+    @property
+    def content_path(self) -> Path:
+        """The path without its ``.gz`` suffix: what the content is (``scores.csv.gz`` ->
+        ``scores.csv``), for choosing a reader and naming a study."""
+        return content_path(self.path)
+
     def error(self, detail: str, **where: object) -> InputError:
         """Build an :class:`InputError` about this file (``where``: row, column, context)."""
         return InputError(detail, file=self.path, **where)
 
 
+def content_path(path: str | Path) -> Path:
+    """``path`` without a ``.gz`` suffix (any case), else ``path``."""
+    path = Path(path)
+    return path.with_suffix("") if path.suffix.lower() == GZIP_SUFFIX else path
+
+
 def read_source(path: str | Path) -> Source:
-    """Read a file and hash it.
+    """Read a file and hash it; a gzip-compressed one is uncompressed (see the module).
 
     Raises
     ------
     DataNotFoundError
         If the file does not exist.
     InputError
-        If it is a folder or empty (0 bytes).
+        If it is a folder or empty (0 bytes, or nothing once uncompressed), is named ``.gz``
+        without being gzip-compressed, or is not a valid gzip stream.
     """
     path = Path(path)
     if path.is_dir():
         raise InputError("is a folder; this format reads one file", file=path)
     if not path.is_file():
         raise DataNotFoundError(f"input file not found: {path}")
-    data = path.read_bytes()
-    source = Source(path, data, hashlib.sha256(data).hexdigest())
+    raw = path.read_bytes()
+    sha256 = hashlib.sha256(raw).hexdigest()
+    if not raw:
+        raise InputError("the file is empty (0 bytes)", file=path)
+    if not raw.startswith(GZIP_MAGIC):
+        if path.suffix.lower() == GZIP_SUFFIX:
+            raise InputError(
+                "named .gz but not gzip-compressed (it does not start with gzip's magic bytes "
+                "1f 8b); rename it or compress it",
+                file=path,
+            )
+        return Source(path, raw, sha256)
+    try:
+        data = gzip.decompress(raw)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"not a valid gzip file ({exc})", file=path) from None
     if not data:
-        raise source.error("the file is empty (0 bytes)")
-    return source
+        raise InputError("the file is empty (0 bytes once uncompressed)", file=path)
+    return Source(path, data, sha256, compressed=True)
+
+
+def shorten(text: str, limit: int = 40) -> str:
+    """``text`` cut to ``limit`` characters (an ellipsis ends a cut text), for messages."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def check_name(source: Source, name: str, **where: object) -> str:
+    """``name`` unless it holds a control character (see :data:`CONTROL_CHARACTERS`: a name is
+    shown in tables, reports and terminals); else an :class:`InputError` at ``where``."""
+    hit = _CONTROL.search(name)
+    if hit is not None:
+        raise source.error(
+            f"control character U+{ord(hit.group()):04X} in the name {shorten(repr(name))}: "
+            "names may not hold control characters",
+            **where,
+        )
+    return name
+
+
+def integer_cell(
+    source: Source, text: str, *, row: int, column: str, minimum: int = INT64_MIN
+) -> int:
+    """A cell holding an integer from ``minimum`` (``INT64_MIN`` or 0) to ``INT64_MAX`` (the
+    store's and numpy's 64-bit integers), ASCII digits; else an :class:`InputError`."""
+    text = text.strip()
+    value = int(text) if _INTEGER.fullmatch(text) and len(text) <= 20 else None
+    if value is None or not minimum <= value <= INT64_MAX:
+        what = "a non-negative integer up to" if minimum == 0 else "an integer from -2**63 to"
+        raise source.error(
+            f"expected {what} 2**63 - 1, got {shorten(repr(text))}", row=row, column=column
+        )
+    return value
+
+
+def _csv_reader(text: str):
+    """``csv.reader`` over ``text``, the csv module's field limit (131,072 characters by
+    default: a long LLM answer exceeds it) raised to the text's length, which no field
+    exceeds."""
+    if csv.field_size_limit() < len(text):
+        csv.field_size_limit(len(text))
+    return csv.reader(io.StringIO(text, newline=""))
 
 
 def _record_of_offset(text_before: str) -> int:
     """0-based CSV record (header = 0) that starts or continues at the end of ``text_before``."""
-    n_records = sum(1 for _ in csv.reader(io.StringIO(text_before)))
+    n_records = sum(1 for _ in _csv_reader(text_before))
     ends_record = text_before == "" or text_before.endswith(("\n", "\r"))
     return n_records if ends_record else n_records - 1
 
@@ -95,7 +184,8 @@ def decode_text(source: Source, *, rows: str = "records") -> str:
         before = data[: exc.start].decode("utf-8")
         row = _record_of_offset(before) if rows == "records" else before.count("\n") + 1
         raise source.error(
-            f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {bom + exc.start})"
+            f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {bom + exc.start}"
+            + (" of the uncompressed content)" if source.compressed else ")")
             + ("" if row > 0 else " in the header"),
             **({"row": row} if row > 0 else {}),
         ) from None
@@ -119,7 +209,7 @@ def csv_records(source: Source) -> tuple[list[str], list[list[str]]]:
     """
     text = decode_text(source)
     try:
-        records = list(csv.reader(io.StringIO(text, newline="")))
+        records = list(_csv_reader(text))
     except csv.Error as exc:
         raise source.error(f"malformed CSV: {exc}") from None
     records = [r for r in records if r]  # blank lines
@@ -143,7 +233,123 @@ def csv_records(source: Source) -> tuple[list[str], list[list[str]]]:
 
 
 def require_columns(source: Source, header: list[str], required: list[str]) -> None:
-    """Raise :class:`InputError` naming the first of ``required`` missing from ``header``."""
+    """Raise :class:`InputError` naming the first of ``required`` missing from ``header``, and
+    what the header looks like when that explains it: one column holding another delimiter,
+    or a second byte-order mark."""
     for name in required:
         if name not in header:
-            raise source.error("missing column", column=name)
+            raise source.error("missing column" + _header_hint(header), column=name)
+
+
+def _header_hint(header: list[str]) -> str:
+    first = header[0] if header else ""
+    if first.startswith(codecs.BOM_UTF8.decode()):
+        return " (the header starts with a second byte-order mark, U+FEFF)"
+    delimiters = [d for d in (";", "\t", "|") if d in first]
+    if len(header) == 1 and delimiters:
+        return (
+            f" (the header is one column, {shorten(repr(first))}: the file must be "
+            f"comma-separated, not {delimiters[0]!r}-separated)"
+        )
+    return ""
+
+
+class JSONError(ValueError):
+    """A JSON text :func:`load_json` refuses; the message says why, without a location.
+
+    Attributes
+    ----------
+    key : str or None
+        The key given twice in one object, when that is the reason.
+    """
+
+    def __init__(self, detail: str, key: str | None = None) -> None:
+        super().__init__(detail)
+        self.key = key
+
+
+# Integers beyond a float's range (about 1.8e308, 309 digits) are refused: every number read is
+# used as a float. The digits are counted before int() converts them (Python refuses more than
+# 4,300 digits with its own message).
+_FLOAT_DIGITS = len(str(int(sys.float_info.max)))
+# An escaped UTF-16 surrogate: json decodes a lone one into a str no UTF-8 encoder takes.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    obj: dict[str, object] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise JSONError(f"key {shorten(repr(key))} given twice in one object", key=key)
+        obj[key] = value
+    return obj
+
+
+def _float_range_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    value = int(text) if digits <= _FLOAT_DIGITS else None
+    if value is None or abs(value) > sys.float_info.max:
+        raise JSONError(
+            f"number {shorten(text, 20)} ({digits} digits) is out of range: numbers are read "
+            "as floats (at most about 1.8e308)"
+        )
+    return value
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_int=_float_range_int)
+
+
+def _check_strings(value: object) -> None:
+    """Refuse a string (or key) of ``value`` holding a lone UTF-16 surrogate."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise JSONError(
+                    f"lone surrogate \\u{ord(item[exc.start]):04x} in a string: an escaped "
+                    "UTF-16 half that is no Unicode character"
+                ) from None
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def load_json(text: str) -> object:
+    """Parse one JSON text, refusing what would be read wrong or fail later.
+
+    Refused, each with a one-line :class:`JSONError`: invalid JSON, a key given twice in one
+    object (``json`` keeps the last silently), an integer beyond a float's range, nesting deeper
+    than Python's recursion limit, and a lone UTF-16 surrogate escape (``"\\ud800"``).
+    ``NaN``, ``Infinity`` and ``-Infinity`` are read as floats, as by :func:`json.loads`.
+
+    Parameters
+    ----------
+    text : str
+        The JSON text (one line of a JSON-lines file, one cell).
+
+    Returns
+    -------
+    object
+        The parsed value.
+
+    Raises
+    ------
+    JSONError
+        Saying why, without the file or row (the caller adds them).
+    """
+    try:
+        value = _DECODER.decode(text)
+    except json.JSONDecodeError as exc:
+        raise JSONError(f"invalid JSON ({exc.msg} at character {exc.pos})") from None
+    except RecursionError:
+        raise JSONError(
+            f"invalid JSON: nested deeper than about {sys.getrecursionlimit()} arrays or objects"
+        ) from None
+    if _SURROGATE_ESCAPE.search(text):
+        _check_strings(value)
+    return value

@@ -15,7 +15,8 @@ the same lines with the source article added under ``text``. One JSON object per
   written by crowd workers; ``filepath``: the CNN/DM story file;
 - scored files only: ``metric_scores_<k>`` (SummEval has ``_1``, ``_6`` and ``_11``), objects
   of metric name -> a number, a one-number list (``supert``) or an object of numbers (``rouge``:
-  ``rouge_1_f_score``, ...).
+  ``rouge_1_f_score``, ...); the key ``id`` there is the document's index, which SummEval's
+  scoring script writes and its correlation script skips: it is skipped here too.
 
 Mapping into the store:
 
@@ -38,7 +39,11 @@ Mapping into the store:
 A line's row number is its line in the file (1-based; blank lines are skipped but counted); the
 column named in an error is the field, e.g. ``expert_annotations[1].coherence``. Any number of
 expert ratings from 1 and of crowd ratings from 0 (``turker_annotations`` may be absent) is
-accepted; other fields are ignored.
+accepted; other fields are ignored. A line is refused, naming it, when a key is given twice in
+one object, an integer lies beyond a float's range, arrays nest deeper than Python's recursion
+limit or a string holds a lone UTF-16 surrogate escape (see
+:func:`~hanna_stats.store.source.load_json`), or ``id`` or ``model_id`` holds a control
+character. The file may be gzip-compressed (``model_annotations.aligned.jsonl.gz``).
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ import re
 from hanna_stats.store import batch as b
 from hanna_stats.store.catalogue import HUMAN, LIKERT, LIKERT_MAX, LIKERT_MIN, METRIC
 from hanna_stats.store.scales import check_likert
-from hanna_stats.store.source import Source, decode_text
+from hanna_stats.store.source import JSONError, Source, check_name, decode_text, load_json, shorten
 
 #: The study name a SummEval file gives a store.
 STUDY = "SummEval"
@@ -68,12 +73,14 @@ EXPERTS, TURKERS = "expert_annotations", "turker_annotations"
 PANELS = {EXPERTS: ("", "SummEval expert"), TURKERS: (" (turker)", "SummEval turker")}
 REQUIRED = ("id", "model_id", "decoded", EXPERTS)
 _METRIC_SCORES = re.compile(r"metric_scores_\d+")
+#: A key of ``metric_scores_<k>`` that is no metric: SummEval's scoring script writes the
+#: document's index there, and its correlation script skips it.
+SKIPPED_METRIC_KEY = "id"
 
 
 def _show(value: object) -> str:
     """A JSON value as it appears in the file (shortened)."""
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 40 else text[:37] + "..."
+    return shorten(json.dumps(value, ensure_ascii=False))
 
 
 def _records(source: Source) -> list[tuple[int, object]]:
@@ -85,11 +92,9 @@ def _records(source: Source) -> list[tuple[int, object]]:
         if not line.strip():
             continue
         try:
-            records.append((row, json.loads(line)))
-        except json.JSONDecodeError as exc:
-            raise source.error(
-                f"invalid JSON ({exc.msg} at character {exc.pos})", row=row
-            ) from None
+            records.append((row, load_json(line)))
+        except JSONError as exc:
+            raise source.error(str(exc), row=row, column=exc.key) from None
     if not records:
         raise source.error("no data lines (the file is blank)")
     return records
@@ -150,6 +155,8 @@ def _metric_scores(
         )
     out: dict[str, tuple[str, float | None]] = {}
     for name, value in scores.items():
+        if name == SKIPPED_METRIC_KEY:
+            continue
         leaves = value.items() if isinstance(value, dict) else [(name, value)]
         for leaf, v in leaves:
             path = f"{key}.{name}" + (f".{leaf}" if isinstance(value, dict) else "")
@@ -237,6 +244,7 @@ def parse_summeval(source: Source) -> b.Batch:
         for key, value in (("id", doc), ("model_id", model)):
             if not value.strip():
                 raise source.error("empty value", row=row, column=key, context=context)
+            check_name(source, value, row=row, column=key)
         decoded = _text(source, record, "decoded", row, context)
         article = _text(source, record, "text", row, context) if "text" in record else None
         first_row, first_text = inputs.setdefault(doc, (row, article))

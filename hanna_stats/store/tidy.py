@@ -17,25 +17,43 @@ given):
 - ``criterion``: the human criterion an LLM-judge measure rates (the name of a human measure).
 - ``judge``: the LLM judge (e.g. ``Beluga-13B``); ``prompt_variant``: its prompt (e.g. ``1``).
 - ``scale`` (``likert``, ``integer`` or ``continuous``), ``scale_min``, ``scale_max``: the
-  measure's scale (see :mod:`hanna_stats.store.scales`; bounds without a scale: Likert).
+  measure's scale (see :mod:`hanna_stats.store.scales`; bounds without a scale: Likert). The
+  ingest may declare a Likert scale for a measure instead (``scales``, CLI ``--scale
+  NAME=LO..HI``), as if these columns said so.
+
+A human measure that declares no scale gets one inferred from its values, so that a later file's
+rating outside it is refused and the ingest summary shows it: Likert when its rater-level values
+(with none, its item-level values) are whole numbers, from 1 (or the smallest value, if below 1)
+to the largest value (at least one above the lower bound); else continuous from the smallest to
+the largest value. A measure already in the store keeps its stored scale.
 
 Per-try judge answers: one row per item, judge measure and try, ``rater`` = the try, ``value``
 = the rating read from the answer (empty when the answer held none), ``answer`` = the raw answer
 text (optional; rater rows only). A human rating needs a value; a judge's try needs a value or an
 answer. Measures already in the store keep their catalogue attributes, and must keep their kind.
-This loads other meta-evaluation studies (SummEval, WMT, ...).
+This loads other meta-evaluation studies (SummEval, WMT, ...). A CSV file may be
+gzip-compressed (``scores.csv.gz``), as may a Parquet file; names (every text column but
+``answer``) may not hold control characters.
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 
 import polars as pl
 
 from hanna_stats.store import batch as b
-from hanna_stats.store.catalogue import HUMAN, LIKERT, LLM_JUDGE, METRIC, SCALES
-from hanna_stats.store.source import Source, csv_records, require_columns
+from hanna_stats.store.catalogue import CONTINUOUS, HUMAN, LIKERT, LLM_JUDGE, METRIC, SCALES
+from hanna_stats.store.source import (
+    CONTROL_CHARACTERS,
+    Source,
+    check_name,
+    csv_records,
+    require_columns,
+    shorten,
+)
 
 KEYS = ["item", "input", "system", "measure"]
 RATER, VALUE, KIND, ANSWER = "rater", "value", "kind", "answer"
@@ -55,7 +73,7 @@ PARQUET_SUFFIXES = (".parquet", ".pq")
 def _read(source: Source) -> pl.DataFrame:
     """Read the file with every column as text (CSV) or as stored (Parquet)."""
     try:
-        if source.path.suffix.lower() in PARQUET_SUFFIXES:
+        if source.content_path.suffix.lower() in PARQUET_SUFFIXES:
             return pl.read_parquet(io.BytesIO(source.data))
     except (pl.exceptions.PolarsError, OSError) as exc:
         raise source.error(f"cannot read the file: {exc}") from None
@@ -72,7 +90,8 @@ def _first_row(df: pl.DataFrame, mask: pl.Expr) -> dict | None:
 
 
 def _text_column(source: Source, df: pl.DataFrame, name: str, *, required: bool) -> pl.Series:
-    """A column as stripped text; empty text is null; nulls refused when ``required``."""
+    """A column as stripped text; empty text is null; nulls refused when ``required``; a name
+    (any column but ``answer``) holding a control character refused."""
     text = pl.col(name).cast(pl.String).str.strip_chars()
     try:
         series = df.select(pl.when(text == "").then(None).otherwise(text).alias(name)).to_series()
@@ -81,6 +100,11 @@ def _text_column(source: Source, df: pl.DataFrame, name: str, *, required: bool)
     if required and series.null_count():
         row = int(series.is_null().arg_true()[0]) + 1
         raise source.error("missing value", row=row, column=name)
+    if name != ANSWER:
+        control = series.str.contains(CONTROL_CHARACTERS).fill_null(False)
+        if control.any():
+            row = int(control.arg_true()[0])
+            check_name(source, series[row], row=row + 1, column=name)
     return series
 
 
@@ -93,7 +117,8 @@ def _numbers(source: Source, df: pl.DataFrame, column: str = VALUE) -> pl.Series
         bad = values.is_null() & cleaned.is_not_null() & (cleaned != "")
         if bad.any():
             row = int(bad.arg_true()[0])
-            raise source.error(f"expected a number, got {raw[row]!r}", row=row + 1, column=column)
+            shown = shorten(repr(raw[row]))
+            raise source.error(f"expected a number, got {shown}", row=row + 1, column=column)
     elif raw.dtype.is_numeric() or raw.dtype == pl.Null:
         values = raw.cast(pl.Float64)
     else:
@@ -101,7 +126,7 @@ def _numbers(source: Source, df: pl.DataFrame, column: str = VALUE) -> pl.Series
     if values.is_infinite().any():
         row = int(values.is_infinite().arg_true()[0])
         raise source.error(
-            f"expected a finite number, got {raw[row]!r}", row=row + 1, column=column
+            f"expected a finite number, got {shorten(repr(raw[row]))}", row=row + 1, column=column
         )
     return values.fill_nan(None)
 
@@ -154,7 +179,7 @@ def _check_choices(source: Source, df: pl.DataFrame, column: str, choices: tuple
     if unknown is not None:
         allowed = ", ".join(map(repr, choices))
         raise source.error(
-            f"unknown {column} {unknown[column]!r}; expected one of {allowed}",
+            f"unknown {column} {shorten(repr(unknown[column]))}; expected one of {allowed}",
             row=unknown["row"],
             column=column,
         )
@@ -178,13 +203,117 @@ def _check_human(source: Source, df: pl.DataFrame, human_measures: tuple[str, ..
         )
 
 
-def _describe(source: Source, df: pl.DataFrame, human_measures: tuple[str, ...]) -> pl.DataFrame:
+def parse_scale(text: str) -> tuple[str, tuple[float, float]]:
+    """``"NAME=LO..HI"`` (CLI ``ingest --scale``) -> ``(NAME, (LO, HI))``, checked as
+    :func:`check_scale` does; ValueError saying the expected form otherwise.
+
+    Examples
+    --------
+    >>> parse_scale("Fluency=1..5")
+    ('Fluency', (1.0, 5.0))
+    """
+    name, _, bounds = text.rpartition("=")
+    lo, dots, hi = bounds.partition("..")
+    try:
+        pair = (float(lo), float(hi)) if dots else None
+    except ValueError:
+        pair = None
+    if not name.strip() or pair is None:
+        raise ValueError(f"expected NAME=LO..HI (e.g. Fluency=1..5); got {text!r}")
+    return check_scale(name.strip(), pair)
+
+
+def check_scale(name: str, bounds: tuple[float, float]) -> tuple[str, tuple[float, float]]:
+    """A declared Likert scale ``(name, (lo, hi))`` if ``lo`` < ``hi`` are finite numbers;
+    else ValueError."""
+    lo, hi = bounds
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(
+            f"the scale of {name!r} must be LO..HI with finite numbers LO < HI; got {lo!r}..{hi!r}"
+        )
+    return name, (float(lo), float(hi))
+
+
+def _declare(
+    source: Source, df: pl.DataFrame, given: dict[str, dict], scales: dict[str, tuple]
+) -> None:
+    """Put the declared Likert scales (``--scale``) into ``given``: refused for a measure the
+    file lacks or whose ``scale``, ``scale_min`` or ``scale_max`` column says otherwise."""
+    names = set(df["measure"].unique().to_list())
+    for m, (lo, hi) in scales.items():
+        if m not in names:
+            raise source.error(
+                f"measure {m!r}, given a scale (--scale), is not in the file", column="measure"
+            )
+        for column, value in (("scale", LIKERT), (BOUNDS[0], lo), (BOUNDS[1], hi)):
+            stated = given[column].get(m)
+            if stated is not None and stated != value:
+                row = _first_row(df, (pl.col("measure") == m) & pl.col(column).is_not_null())
+                raise source.error(
+                    f"measure {m!r} is declared Likert {lo:g}..{hi:g} (--scale) but has "
+                    f"{column} {stated!r} here",
+                    row=row["row"],
+                    column=column,
+                )
+            given[column][m] = value
+
+
+def _infer_scales(df: pl.DataFrame, measures: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """``measures`` with a scale for each human measure that declares none, from its values
+    (see the module), and the names of those measures."""
+    undeclared = measures.filter(
+        (pl.col("kind") == HUMAN)
+        & pl.col("scale").is_null()
+        & pl.col(BOUNDS[0]).is_null()
+        & pl.col(BOUNDS[1]).is_null()
+    )["name"]
+    value, rated = pl.col(VALUE), pl.col(RATER).is_not_null()
+    whole = value == value.round(0)
+    inferred = (
+        df.filter(pl.col("measure").is_in(undeclared.to_list()) & value.is_not_null())
+        .group_by("measure", maintain_order=True)
+        .agg(
+            low=value.min(),
+            high=value.max(),
+            likert=pl.when(rated.any()).then((whole | ~rated).all()).otherwise(whole.all()),
+        )
+        .with_columns(
+            scale=pl.when("likert").then(pl.lit(LIKERT)).otherwise(pl.lit(CONTINUOUS)),
+            lo=pl.when("likert").then(pl.min_horizontal(1.0, pl.col("low").floor())),
+        )
+        .with_columns(
+            lo=pl.col("lo").fill_null(pl.col("low")),
+            hi=pl.when("likert")
+            .then(pl.max_horizontal(pl.col("high").ceil(), pl.col("lo") + 1))
+            .otherwise(pl.col("high")),
+        )
+        .select(pl.col("measure").alias("name"), "scale", "lo", "hi")
+    )
+    if inferred.is_empty():
+        return measures, []
+    filled = measures.join(inferred, on="name", how="left", maintain_order="left").select(
+        *(pl.col(c) for c in measures.columns if c not in ("scale", *BOUNDS)),
+        pl.coalesce("scale", "scale_right").alias("scale"),
+        pl.coalesce(BOUNDS[0], "lo").alias(BOUNDS[0]),
+        pl.coalesce(BOUNDS[1], "hi").alias(BOUNDS[1]),
+    )
+    return filled.select(measures.columns), inferred["name"].to_list()
+
+
+def _describe(
+    source: Source,
+    df: pl.DataFrame,
+    human_measures: tuple[str, ...],
+    scales: dict[str, tuple[float, float]],
+) -> tuple[pl.DataFrame, list[str]]:
     """The catalogue rows of the file's measures (name, kind, criterion, judge, variant, scale,
-    bounds), checked; kinds inferred where not given (see the module)."""
+    bounds), checked, and the names of the measures whose scale was inferred; kinds and the
+    scales of human measures inferred where not given (see the module)."""
     _check_choices(source, df, KIND, KINDS)
     _check_choices(source, df, "scale", SCALES)
     _check_human(source, df, human_measures)
     given = {c: _per_measure(source, df, c) for c in (*DESCRIBING, *BOUNDS)}
+    _declare(source, df, given, scales)
     human = set(df.filter(pl.col(RATER).is_not_null())["measure"].unique().to_list())
     names = df["measure"].unique(maintain_order=True).to_list()
 
@@ -235,7 +364,19 @@ def _describe(source: Source, df: pl.DataFrame, human_measures: tuple[str, ...])
             row=metric["row"],
             column=KIND,
         )
-    return measures
+    return _infer_scales(df, measures)
+
+
+def _scale_note(measures: pl.DataFrame, inferred: list[str]) -> tuple[str, ...]:
+    """The ingest summary's note on the scales inferred for the measures ``inferred``."""
+    if not inferred:
+        return ()
+    rows = measures.filter(pl.col("name").is_in(inferred)).select("name", "scale", *BOUNDS)
+    scales = ", ".join(f"{m} {scale} {lo:g}..{hi:g}" for m, scale, lo, hi in rows.iter_rows())
+    return (
+        f"scales inferred from the values (none declared; a measure already in the store keeps "
+        f"its own; declare one with --scale NAME=LO..HI): {scales}",
+    )
 
 
 def _ordered(series: pl.Series) -> list[str]:
@@ -244,7 +385,11 @@ def _ordered(series: pl.Series) -> list[str]:
 
 
 def parse_tidy(
-    source: Source, *, human_system: str | None = None, human_measures: Sequence[str] = ()
+    source: Source,
+    *,
+    human_system: str | None = None,
+    human_measures: Sequence[str] = (),
+    scales: Mapping[str, tuple[float, float]] | None = None,
 ) -> b.Batch:
     """Validate a tidy score file and build its batch.
 
@@ -258,12 +403,17 @@ def parse_tidy(
     human_measures : sequence of str
         Measures of kind ``human`` (CLI ``--human``), as if their rows had ``kind`` = ``human``;
         each must occur in the file, and no row may give it another kind.
+    scales : mapping of str to (float, float), optional
+        Declared Likert scales (CLI ``--scale NAME=LO..HI``), measure -> (LO, HI), as if its
+        rows had ``scale_min`` = LO and ``scale_max`` = HI; each must occur in the file, and no
+        row may declare another scale.
 
     Returns
     -------
     Batch
         Positions of new systems, inputs and measures follow their first appearance in the file,
-        after those already stored.
+        after those already stored; ``notes`` names the human measures whose scale was inferred
+        from their values (none declared) and the scales.
 
     Raises
     ------
@@ -273,11 +423,16 @@ def parse_tidy(
         a metric, a human rating without a value, a judge's try with neither value nor answer,
         an answer without a rater, a Likert scale without bounds, a duplicate row (item,
         measure[, rater]), an item with two (input, system), an (input, system) with two items,
-        a measure named like a key column of ``scores_wide``, ``human_system`` absent, or a
-        measure of ``human_measures`` absent or of another kind in the ``kind`` column.
+        a measure named like a key column of ``scores_wide``, ``human_system`` absent, a
+        measure of ``human_measures`` absent or of another kind in the ``kind`` column, a
+        measure of ``scales`` absent or declared otherwise in the file, or a name holding a
+        control character.
+    ValueError
+        If a scale of ``scales`` is not finite ``LO < HI``.
     """
     if isinstance(human_measures, str):
         raise ValueError(f"human_measures must be a sequence of names; got {human_measures!r}")
+    declared = dict(check_scale(m, bounds) for m, bounds in (scales or {}).items())
     df = _read(source)
     require_columns(source, df.columns, [*KEYS, VALUE])
     if df.height == 0:
@@ -319,7 +474,7 @@ def parse_tidy(
         raise source.error(f"human system {human_system!r} not found", column="system")
 
     inputs = _ordered(df["input"])
-    measures = _describe(source, df, tuple(human_measures))
+    measures, inferred = _describe(source, df, tuple(human_measures), declared)
     kinds = dict(measures.select("name", "kind").iter_rows())
     rated = df.filter(pl.col(RATER).is_not_null())
     missing = _first_row(
@@ -365,4 +520,5 @@ def parse_tidy(
         ),
         replace_measures=False,
         relative_positions=True,
+        notes=_scale_note(measures, inferred),
     )

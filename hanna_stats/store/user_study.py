@@ -14,13 +14,12 @@ and never ingested into the DuckDB store.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 import polars as pl
 
-from hanna_stats.store.source import csv_records, read_source, require_columns
+from hanna_stats.store.source import csv_records, integer_cell, read_source, require_columns
 
 USER_STUDY_FILE = "user_study.csv"
 STORY_ID, EXPLANATION = "Input.story_id", "Input.explanation"
@@ -43,7 +42,6 @@ USER_STUDY_SCHEMA = {
     "issue": pl.String,
     "flag": pl.Int64,
 }
-_INTEGER = re.compile(r"[+-]?\d+")
 
 
 def read_user_study(path: str | Path) -> pl.DataFrame:
@@ -68,10 +66,10 @@ def read_user_study(path: str | Path) -> pl.DataFrame:
     DataNotFoundError
         If the file does not exist.
     InputError
-        Naming the file, and the row and column where there is one: bad UTF-8 or CSV, a
-        missing column, a story id that is not an integer, a flag other than 0 or 1 (the value
-        is shown), a row whose story id or explanation differs from the first row of its
-        triple, or a number of data rows that is not a multiple of 3.
+        Naming the file, and the row and column where there is one: bad UTF-8, gzip or CSV, a
+        missing column, a story id that is not an integer from -2**63 to 2**63 - 1, a flag
+        other than 0 or 1 (the value is shown), a row whose story id or explanation differs
+        from the first row of its triple, or a number of data rows that is not a multiple of 3.
     """
     source = read_source(path)
     header, rows = csv_records(source)
@@ -83,10 +81,7 @@ def read_user_study(path: str | Path) -> pl.DataFrame:
     flags = np.empty((len(rows), len(ISSUES)), dtype=np.int64)
     for i, row in enumerate(rows):
         number = i + 1  # 1-based data row, as InputError counts
-        text_id = row[at_id].strip()
-        if not _INTEGER.fullmatch(text_id):
-            raise source.error(f"expected an integer, got {text_id!r}", row=number, column=STORY_ID)
-        story_ids[i] = int(text_id)
+        story_ids[i] = integer_cell(source, row[at_id], row=number, column=STORY_ID)
         for j, (column, at) in enumerate(zip(flag_columns, at_flags, strict=True)):
             value = row[at].strip()
             if value not in ("0", "1"):

@@ -12,7 +12,9 @@ language pair ``LP`` (e.g. ``en-de``) this module reads:
   lines ``SYSTEM SCORE`` (separated by blanks), for each system one score per segment in
   segment order; ``None`` is a missing score;
 - ``human-scores/LP.NAME.sys.score`` and ``metric-scores/LP/METRIC-REF.sys.score``: the
-  system-level scores, the same lines with one score per system.
+  system-level scores, the same lines with one score per system;
+- ``documents/LP.docs`` (optional): per segment, a line ``DOMAIN DOCUMENT`` (e.g. ``news
+  xinhua-zh-01.103859``).
 
 Lines are read as MTME reads them: UTF-8 (a leading byte-order mark dropped), universal
 newlines, trailing whitespace removed, and MTME's ``[No translation supplied]`` is a missing text.
@@ -25,14 +27,25 @@ has several; a store holding another study or pair is refused, whatever ``extend
 
 - an **input** is a segment, named ``LP:i`` with ``i`` the 0-based line of ``sources/LP.txt``
   (its position); its text is the source segment;
-- a **system** is a file of ``system-outputs/LP/``; it is human-written (``is_human``) when a
-  reference of the same name exists (``references/LP.SYS.txt``: MTME's rule for human systems);
-  systems are ordered by name;
+- an input's **domain** and **document** are those of its line of ``documents/LP.docs``
+  (columns ``inputs.domain``, ``inputs.document``; NULL without the file);
+- a **system** is a file of ``system-outputs/LP/`` other than the standard reference's: the
+  standard reference (``ref``) is the items' reference, never a system, and its scores in the
+  score files are left out (the ingest's summary counts them), as MTME's ``GetCorrelations``
+  removes its main references from the systems. A system is human-written (``is_human``) when a
+  reference of the same name exists (``references/LP.SYS.txt``: MTME's rule for human systems,
+  e.g. ``refB`` in a study of ``refA``), so it is left out of correlations unless
+  ``include_human``; systems are ordered by name;
 - an **item** is (segment, system), named ``LP:i:SYS``; its text is the output line, its
   reference the line of the standard reference;
 - a human score file is a measure of kind ``human`` named ``NAME``; a metric file a measure of
   kind ``metric`` named ``METRIC-REF`` (e.g. ``BLEU-refA``; reference-based unless ``REF`` is
-  ``src``). A measure with a ``.seg.score`` file, a ``.sys.score`` file or both is one measure.
+  ``src``). ``REF`` names the references the metric used, as MTME parses it: ``src`` none,
+  ``all`` every reference of the pair, else names joined by ``.`` (``refA.refB``). A metric is
+  kept only when it used no reference other than the standard one (MTME: ``metric_refs`` a
+  subset of ``main_refs``); the others (``BLEU-refB`` in a study of ``refA``, ``X-refA.refB``)
+  are not read, and the summary says how many and how to study them (another store, another
+  ``ref``). A measure with a ``.seg.score`` file, a ``.sys.score`` file or both is one measure.
   All are continuous without bounds (MQM scores are negative); ``source_name`` is the path in
   the test set of its ``.seg.score`` file, else of its ``.sys.score`` file. Human scores come
   first, each kind ordered by name;
@@ -47,8 +60,8 @@ The standard reference is not in the folder (MTME's meta-info names it: ``refA``
 ``refB`` e.g. for wmt23 he-en): ``ref`` chooses it, and may be left out when the pair has one
 reference.
 
-Domain- and document-level score files, ``documents/``, ``metadata/`` and ``*.rating`` files are
-not read.
+Domain- and document-level score files (``LP.NAME.domain.score``, ``.doc.score``),
+``metadata/`` and ``*.rating`` files are not read.
 
 The ingest's checksum is the SHA-256 of a manifest: the language pair and standard reference,
 then ``SHA256  PATH`` for every file read, sorted by path; the same files ingested again with the
@@ -83,6 +96,60 @@ def is_test_set(path: str | Path) -> bool:
     return all((path / name).is_dir() for name in ("human-scores", "metric-scores"))
 
 
+def test_sets_in(path: str | Path) -> list[str]:
+    """The sub-folders of ``path`` that are test sets (MTME's download root,
+    ``mt-metrics-eval-v2/``, holds ``wmt22/``, ``wmt23/``, ...), sorted."""
+    path = Path(path)
+    if not path.is_dir():
+        return []
+    return sorted(p.name for p in path.iterdir() if p.is_dir() and is_test_set(p))
+
+
+def not_a_test_set(path: str | Path) -> InputError | None:
+    """Why the folder ``path``, which looks like WMT data, is not a test set (None if it does
+    not look like WMT data, or is a test set): a download root holding test sets, or a folder
+    with some of a test set's folders only."""
+    path = Path(path)
+    if is_test_set(path):
+        return None
+    found = test_sets_in(path)
+    if found:
+        return InputError(
+            f"a folder of {len(found)} WMT test set(s) ({', '.join(found)}), not one test set: "
+            f"point ingest at one of them, e.g. {path / found[0]}",
+            file=path,
+        )
+    present = [name for name in FOLDERS if (path / name).is_dir()]
+    if present:
+        missing = [name for name in FOLDERS if name not in present]
+        return InputError(
+            f"not a WMT test set: no folder {', '.join(f'{m}/' for m in missing)} (an MTME test "
+            f"set, e.g. wmt23/, holds {', '.join(f'{f}/' for f in FOLDERS)})",
+            file=path,
+        )
+    return None
+
+
+def metric_references(name: str, references: list[str]) -> set[str] | None:
+    """The references a metric named ``METRIC-REF`` used, as MTME's ``ParseMetricName`` reads
+    ``REF``: ``src`` none, ``all`` all of ``references``, else the names joined by ``.``; None
+    for a name without ``-``.
+
+    Examples
+    --------
+    >>> sorted(metric_references("BLEU-refA.refB", ["refA", "refB"]))
+    ['refA', 'refB']
+    >>> metric_references("COMETKiwi-src", ["refA"])
+    set()
+    """
+    if "-" not in name:
+        return None
+    refs = name.rsplit("-", 1)[1]
+    if refs == "all":
+        return set(references)
+    return set() if refs == "src" else set(refs.split("."))
+
+
 @dataclass(frozen=True)
 class TestSetSource(Source):
     """The files of one language pair of a test set, read as one input.
@@ -90,7 +157,9 @@ class TestSetSource(Source):
     ``path`` is the test-set folder, ``data`` the manifest (see the module) and ``sha256`` its
     hash. The other attributes hold the files read, by role (references, system outputs and score
     files keyed by their name; ``human``/``metrics`` the segment-level score files,
-    ``human_system``/``metric_system`` the system-level ones).
+    ``human_system``/``metric_system`` the system-level ones), ``documents`` the documents
+    file (None if absent); ``other_metrics`` names the metrics left out because they used
+    another reference than ``ref``.
     """
 
     lp: str
@@ -102,6 +171,8 @@ class TestSetSource(Source):
     metrics: dict[str, Source]
     human_system: dict[str, Source]
     metric_system: dict[str, Source]
+    documents: Source | None
+    other_metrics: tuple[str, ...]
 
     @property
     def name(self) -> str:
@@ -154,12 +225,15 @@ def read_test_set(
     DataNotFoundError
         If ``path`` is not a folder.
     InputError
-        Naming the folder or file: a missing folder, an unknown or ambiguous ``lp`` or ``ref``
-        (listing those found), no system output, an empty file.
+        Naming the folder or file: a download root of several test sets (naming them), a
+        missing folder, an unknown or ambiguous ``lp`` or ``ref`` (listing those found), no
+        system output, an empty file.
     """
     root = Path(path)
     if not root.is_dir():
         raise DataNotFoundError(f"{root}: no such folder (an MTME test set, e.g. wmt23/)")
+    if test_sets_in(root) and not is_test_set(root):
+        raise not_a_test_set(root)
     for folder in FOLDERS:
         if not (root / folder).is_dir():
             raise InputError(
@@ -174,14 +248,29 @@ def read_test_set(
     outputs = _named(output_dir, "", ".txt")
     if not outputs:
         raise InputError(f"no system output files system-outputs/{lp}/SYS.txt", file=root)
+    # MTME's GetCorrelations keeps a metric whose references are among the main ones.
+    main = {ref} if ref is not None else set()
+    metrics = {
+        level: _named(root / "metric-scores" / lp, "", level) for level in (SEG_SCORE, SYS_SCORE)
+    }
+    other = sorted(
+        {
+            name
+            for named in metrics.values()
+            for name in named
+            if not (metric_references(name, list(refs)) or set()) <= main
+        }
+    )
+    documents = root / "documents" / f"{lp}.docs"
     files = {
         "sources": {lp: root / "sources" / f"{lp}.txt"},
         "references": refs,
         "outputs": outputs,
         "human": _named(root / "human-scores", f"{lp}.", SEG_SCORE),
-        "metrics": _named(root / "metric-scores" / lp, "", SEG_SCORE),
+        "metrics": {n: p for n, p in metrics[SEG_SCORE].items() if n not in other},
         "human_system": _named(root / "human-scores", f"{lp}.", SYS_SCORE),
-        "metric_system": _named(root / "metric-scores" / lp, "", SYS_SCORE),
+        "metric_system": {n: p for n, p in metrics[SYS_SCORE].items() if n not in other},
+        "documents": {lp: documents} if documents.is_file() else {},
     }
     read = {role: {n: read_source(p) for n, p in named.items()} for role, named in files.items()}
     manifest = f"language pair {lp}, standard reference {ref}\n" + "".join(
@@ -205,6 +294,8 @@ def read_test_set(
         read["metrics"],
         read["human_system"],
         read["metric_system"],
+        read["documents"].get(lp),
+        tuple(other),
     )
 
 
@@ -280,6 +371,45 @@ def _scores(ts: TestSetSource, source: Source, n: int) -> dict[str, list[float |
     return scores
 
 
+def _documents(source: Source, n: int, sources: Source) -> tuple[list[str], list[str]]:
+    """The domain and document of each segment, from ``documents/LP.docs``."""
+    lines = _lines(source)
+    if len(lines) != n:
+        raise source.error(f"has {len(lines)} lines, expected {n} (one per line of {sources.name})")
+    domains, documents = [], []
+    for row, line in enumerate(lines, start=1):
+        fields = line.split()
+        if len(fields) < 2:
+            raise source.error(f"expected 'DOMAIN DOCUMENT', got {len(fields)} field(s)", row=row)
+        domains.append(fields[0])
+        documents.append(fields[1])
+    return domains, documents
+
+
+def _notes(ts: TestSetSource, left_out: int) -> tuple[str, ...]:
+    """The summary's notes: the standard reference's values left out, the metrics of other
+    references not read."""
+    notes = []
+    if ts.ref in ts.outputs or left_out:
+        notes.append(
+            f"the standard reference {ts.ref} is the items' reference, not a system: left out "
+            f"its output file and its {left_out:,} score(s)"
+        )
+    if ts.other_metrics:
+        shown = ", ".join(ts.other_metrics[:3]) + (", ..." if len(ts.other_metrics) > 3 else "")
+        others = sorted(
+            {r for m in ts.other_metrics for r in metric_references(m, list(ts.references))}
+            - {ts.ref}
+        )
+        example = next((r for r in others if r in ts.references), "REF")
+        notes.append(
+            f"left out {len(ts.other_metrics)} metric(s) computed against another reference "
+            f"than {ts.ref} ({shown}): to study a metric of reference {example}, ingest "
+            f"{ts.path.name} with --lp {ts.lp} --ref {example} into another store"
+        )
+    return tuple(notes)
+
+
 def parse_test_set(ts: TestSetSource) -> b.Batch:
     """Validate the files of :func:`read_test_set` and build their batch (see the module).
 
@@ -292,7 +422,8 @@ def parse_test_set(ts: TestSetSource) -> b.Batch:
         with more or fewer scores than segments (a ``.sys.score`` file: more than one score); a
         bad UTF-8 byte; a metric file not named ``METRIC-REF.seg.score`` (``.sys.score``); a
         human and a metric measure of the same name, or a measure named like a key column of
-        ``scores_wide``.
+        ``scores_wide``; a documents file whose number of lines differs from the source's or
+        with a line of fewer than two fields.
     """
     lp, root = ts.lp, ts.path
     sources = _lines(ts.sources)
@@ -322,8 +453,17 @@ def parse_test_set(ts: TestSetSource) -> b.Batch:
     given = {
         name: _system_scores(ts, s) for name, s in (ts.human_system | ts.metric_system).items()
     }
+    # The standard reference is no system: its output file and scores are left out.
+    left_out = sum(len(by.pop(ts.ref, ())) for by in values.values())
+    for by in given.values():
+        if ts.ref in by:
+            del by[ts.ref]
+            left_out += 1
+    domains, documents = (
+        _documents(ts.documents, n, ts.sources) if ts.documents is not None else (None, None)
+    )
 
-    systems = list(outputs)
+    systems = [s for s in outputs if s != ts.ref]
     inputs = [f"{lp}:{i}" for i in range(n)]
     standard = refs[ts.ref] if ts.ref is not None else [None] * n
     items = {"name": [], "input": [], "system": [], "text": [], "reference": []}
@@ -349,7 +489,16 @@ def parse_test_set(ts: TestSetSource) -> b.Batch:
                 "position": list(range(len(systems))),
             },
         ),
-        inputs=b.frame(b.INPUTS, {"name": inputs, "position": list(range(n)), "text": sources}),
+        inputs=b.frame(
+            b.INPUTS,
+            {
+                "name": inputs,
+                "position": list(range(n)),
+                "text": sources,
+                "domain": domains or [None] * n,
+                "document": documents or [None] * n,
+            },
+        ),
         items=b.frame(b.ITEMS, items),
         measures=b.frame(
             b.MEASURES,
@@ -371,4 +520,5 @@ def parse_test_set(ts: TestSetSource) -> b.Batch:
             b.SYSTEM_LEVEL,
             [(system, measure, v) for measure, by in given.items() for system, v in by.items()],
         ),
+        notes=_notes(ts, left_out),
     )
