@@ -308,6 +308,16 @@ RATED_KINDS = opt(
     help="kinds of the measures with raters, comma-separated: human (default), llm-judge (its "
     "tries as raters), metric",
 )
+ONE_CRITERION = opt(
+    "--criterion", default=None, help="only this criterion, by name or abbreviation (default: all)"
+)
+SYSTEM_SCORES = opt(
+    "--system-scores",
+    choices="system_scores",
+    default="mean",
+    help="system level: a system's value is the mean of its items (default) or the one the study "
+    "gives (given: WMT's .sys.score files; measures without one are left out, named on stderr)",
+)
 SEED = opt("--seed", type=_seed, default=0, help="seed of the resampling")
 RESAMPLES = opt("--resamples", type=_count, default=1000, help="bootstrap resamples B")
 CONFIDENCE = opt("--confidence", type=float, default=0.95, help="level of the intervals")
@@ -484,13 +494,7 @@ def _commands() -> tuple[Command, ...]:
                 help="Pearson at system/global level: add Fisher z intervals at this level "
                 "(columns n, ci_low, ci_high)",
             ),
-            opt(
-                "--system-scores",
-                choices="system_scores",
-                default="mean",
-                help="system level: a system's value is the mean of its items (default) or the "
-                "one the study gives (given: WMT's .sys.score files)",
-            ),
+            SYSTEM_SCORES,
         ),
         _analysis(
             "borda",
@@ -615,6 +619,8 @@ def _commands() -> tuple[Command, ...]:
             _level("item"),
             opt("--statistic", choices="tie_statistic", default="acc_eq"),
             opt("--group-by", choices="group_by", default="input", help="item-level groups"),
+            ONE_CRITERION,
+            SYSTEM_SCORES,
             INCLUDE_HUMAN,
             KINDS,
         ),
@@ -638,6 +644,7 @@ def _commands() -> tuple[Command, ...]:
                 help="swap the metrics' outcomes per pair (default) or their z-scored scores per "
                 "cell, re-calibrating both every permutation (slow: MTME's PermutationSigDiff)",
             ),
+            SYSTEM_SCORES,
             INCLUDE_HUMAN,
             KINDS,
         ),
@@ -649,9 +656,12 @@ def _commands() -> tuple[Command, ...]:
             "permutation p-values (sign flips over the inputs) of 'system i beats system j'. "
             "Systems without scores of the criterion are left out, and an input drops out of a "
             "pair's comparison when the criterion or the metric misses a score (as "
-            "mt-metrics-eval); the columns n_systems_dropped and n_missing count them.",
+            "mt-metrics-eval); the columns n_systems_dropped and n_missing count them. The "
+            "permutations need the items' scores: --system-scores given is refused.",
+            ONE_CRITERION,
             opt("--permutations", type=_count, default=1000),
             SEED,
+            SYSTEM_SCORES,
             INCLUDE_HUMAN,
             KINDS,
         ),
@@ -668,6 +678,7 @@ def _commands() -> tuple[Command, ...]:
             opt("--permutations", type=_count, default=1000),
             SEED,
             opt("--alpha", type=float, default=0.05, help="significance level"),
+            SYSTEM_SCORES,
             INCLUDE_HUMAN,
             KINDS,
         ),
@@ -808,7 +819,9 @@ def _commands() -> tuple[Command, ...]:
             "Score stories with registered metrics (--list shows them). --input is a "
             "CSV/Parquet/JSONL file with columns input,system,prompt,reference,story[,item] "
             "(further references in reference_2, reference_3, ...), or "
-            "a HANNA story file as it is. Scores go into the --db store as measures (one "
+            "a HANNA story file as it is; without --input, the texts the --db store holds are "
+            "scored (each item's output against all its references, its input's text as the "
+            "source). Scores go into the --db store as measures (one "
             "transaction; already scored (item, metric) pairs are skipped unless --force) and/or "
             "to --out (CSV or Parquet by extension: item,input,system,metric,value).",
             (
@@ -818,12 +831,17 @@ def _commands() -> tuple[Command, ...]:
                     default="all-string",
                     help="comma-separated metric or scorer names, 'all-string' (default) or 'all'",
                 ),
-                opt("--input", type=Path, metavar="FILE", help="texts to score"),
+                opt(
+                    "--input",
+                    type=Path,
+                    metavar="FILE",
+                    help="texts to score (default: the texts the --db store holds)",
+                ),
                 opt(
                     "--db",
                     type=Path,
                     metavar="FILE",
-                    help="store file to write the scores into (created if missing)",
+                    help="store file to write the scores into (created if missing when --input)",
                 ),
                 opt(
                     "--out", type=Path, metavar="FILE", help="tidy table to write (.csv, .parquet)"
@@ -1042,8 +1060,27 @@ def _run_analysis(command: Command, args: argparse.Namespace) -> int:
         raise _missing_values(err, study, keywords) from err
     if df.is_empty() and command.empty_note:
         print(command.empty_note, file=sys.stderr)
+    if keywords.get("system_scores") == "given":
+        _note_left_out(study, keywords)
     _emit(df, args.format)
     return 0
+
+
+def _note_left_out(study: Study, keywords: dict[str, Any]) -> None:
+    """With ``--system-scores given``: one line on stderr naming the measures left out for
+    want of given system-level values (as mt-metrics-eval leaves them out)."""
+    from hanna_stats.analyses._common import given_left_out
+    from hanna_stats.store.source import shorten
+
+    left_out = given_left_out(study, keywords.get("kinds", ("metric",)), keywords["include_human"])
+    if left_out:
+        names = ", ".join(shorten(repr(m)) for m in left_out[:5])
+        more = f", ... ({len(left_out) - 5} more)" if len(left_out) > 5 else ""
+        print(
+            f"note: --system-scores given: left out {len(left_out)} measure(s) without given "
+            f"system-level values (WMT: no .sys.score file): {names}{more}",
+            file=sys.stderr,
+        )
 
 
 def _missing_values(err: ValueError, study: Study, keywords: dict[str, Any]) -> ValueError:
@@ -1054,7 +1091,11 @@ def _missing_values(err: ValueError, study: Study, keywords: dict[str, Any]) -> 
     from hanna_stats.analyses._common import criterion_cube
 
     criterion, _, cube = criterion_cube(
-        study, keywords["criterion"], keywords["kinds"], keywords["include_human"]
+        study,
+        keywords["criterion"],
+        keywords["kinds"],
+        keywords["include_human"],
+        keywords.get("system_scores", "mean"),
     )
     return ValueError(
         f"missing values: {cube.describe_missing(len(cube.measures) - 1)}; a permutation test "
@@ -1156,7 +1197,7 @@ def _cmd_score(command: Command, args: argparse.Namespace) -> int:
     import scoring
     from scoring.io import read_texts
     from scoring.registry import ScoringConfig
-    from scoring.run import resolve_metrics, score_input, score_into_store
+    from scoring.run import resolve_metrics, score_input, score_into_store, score_store
 
     if args.list:
         table = scoring.list_metrics().select(
@@ -1164,8 +1205,13 @@ def _cmd_score(command: Command, args: argparse.Namespace) -> int:
         )
         _emit(table, args.format)
         return 0
-    if args.input is None or (args.db is None and args.out is None):
-        raise ValueError("score needs --input FILE and --db FILE and/or --out FILE (or --list)")
+    if args.input is None and args.db is None:
+        raise ValueError(
+            "score needs --input FILE and --db FILE and/or --out FILE, or --db STORE alone to "
+            "score the texts it holds (or --list)"
+        )
+    if args.input is None and args.extend:
+        raise ValueError("--extend applies to --input: the texts of a store are its own study")
     if args.out is not None and args.out.suffix.lower() not in (".csv", ".parquet", ".pq"):
         raise ValueError(f"--out {args.out}: expected a .csv or .parquet file name")
     models = dict(_name_path(m) for m in args.model)
@@ -1178,8 +1224,19 @@ def _cmd_score(command: Command, args: argparse.Namespace) -> int:
         lowercase=args.lowercase,
     )
     metrics = resolve_metrics(args.metrics)
-    data = read_texts(args.input)
-    if args.db is not None:
+    if args.input is None:
+        from hanna_stats.store import DataNotFoundError, open_store
+
+        if not args.db.is_file():
+            raise DataNotFoundError(f"no score store at {args.db} (score reads it)")
+        con = open_store(args.db)
+        try:
+            tidy = score_store(con, args.db, metrics, config, force=args.force)
+        finally:
+            con.close()
+        print(f"{args.db}: {tidy.height} scores of its texts written")
+    elif args.db is not None:
+        data = read_texts(args.input)
         from hanna_stats.store import open_store
 
         con = open_store(args.db)
@@ -1191,7 +1248,7 @@ def _cmd_score(command: Command, args: argparse.Namespace) -> int:
             con.close()
         print(f"{args.input}: {tidy.height} scores written to {args.db}")
     else:
-        tidy = score_input(data, metrics, config)
+        tidy = score_input(read_texts(args.input), metrics, config)
     if args.out is not None:
         if args.out.suffix.lower() in (".parquet", ".pq"):
             tidy.write_parquet(args.out)

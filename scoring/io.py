@@ -17,7 +17,7 @@ Three shapes are recognised by their columns:
 
 Prompts are required; a missing reference is refused only when a reference-based metric is
 asked for, several references only when that metric takes one (:func:`to_texts`; the store
-keeps an item's first reference); an empty story is scored as an empty text (each metric's
+keeps them all, table ``item_references``); an empty story is scored as an empty text (each metric's
 docstring says what it gives).
 """
 
@@ -28,9 +28,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
 import polars as pl
 
 from hanna_stats.store.source import Source, decode_text, read_source
+from hanna_stats.store.texts import stored_texts
 from scoring.registry import Texts
 
 COLUMNS = ("item", "input", "system", "prompt", "reference", "story")
@@ -55,10 +57,15 @@ class ScoringInput:
         ``references`` (list of the item's non-empty reference texts, ``reference`` being the
         first of them), ``reference_columns`` (the column of each of them) and ``row``, the
         1-based data row where the item first appears.
+    stored : bool
+        True for texts read from a store (:func:`read_store_texts`): errors then name the item
+        besides its row (its rank in the store's order), and ``prompt`` (the input's text) may be
+        null, refused only by the metrics that read it.
     """
 
     source: Source
     frame: pl.DataFrame
+    stored: bool = False
 
 
 def _read_frame(source: Source) -> pl.DataFrame:
@@ -205,8 +212,29 @@ def read_texts(path: str | Path) -> ScoringInput:
     return ScoringInput(source, df)
 
 
+def read_store_texts(con: duckdb.DuckDBPyConnection, path: str | Path) -> ScoringInput:
+    """The texts a store holds (:func:`hanna_stats.store.texts.stored_texts`): every item's
+    output text, all its references (first one first) and its input's text as the prompt.
+    Items whose output text the store does not know are left out (nothing to score).
+
+    Raises
+    ------
+    InputError
+        If the store holds no output text.
+    """
+    source, df = stored_texts(con, path)
+    df = df.filter(pl.col("story").is_not_null())
+    if df.height == 0:
+        raise source.error("the store holds no output texts to score (items.text is empty)")
+    return ScoringInput(source, df, stored=True)
+
+
 def to_texts(
-    data: ScoringInput, *, need_reference: bool, single_reference: str | None = None
+    data: ScoringInput,
+    *,
+    need_reference: bool,
+    single_reference: str | None = None,
+    need_prompt: bool = False,
 ) -> Texts:
     """The :class:`~scoring.registry.Texts` of ``data``; a null story counts as empty text.
 
@@ -218,22 +246,39 @@ def to_texts(
         Refuse items without a reference.
     single_reference : str, optional
         The name of a scorer that takes one reference per item: refuse items with several.
+    need_prompt : bool
+        Refuse items without a prompt (only texts read from a store can lack one: an input
+        whose text the store does not know); otherwise a null prompt counts as empty text.
 
     Raises
     ------
     InputError
-        If ``need_reference`` and a row has no reference text, or ``single_reference`` and a
-        row has several (naming the row and the column of its second reference).
+        If ``need_reference`` and a row has no reference text, ``single_reference`` and a
+        row has several (naming the row and the column of its second reference), or
+        ``need_prompt`` and a row has no prompt.
     """
     df = data.frame
     count = pl.col("references").list.len()
+
+    def where(hit: dict) -> dict:
+        return {"row": hit["row"], "context": f"item={hit['item']}" if data.stored else None}
+
     if need_reference:
         missing = _first(df, count == 0)
         if missing is not None:
             raise data.source.error(
                 "no reference text (needed by the reference-based metrics)",
-                row=missing["row"],
                 column="reference",
+                **where(missing),
+            )
+    if need_prompt:
+        missing = _first(df, pl.col("prompt").is_null())
+        if missing is not None:
+            raise data.source.error(
+                "no source text (the input's text, needed by the reference-free metrics); "
+                "ingest a file that gives it (SummEval: the paired file with `text`)",
+                column="prompt",
+                **where(missing),
             )
     if single_reference is not None:
         several = _first(df, count > 1)
@@ -241,11 +286,11 @@ def to_texts(
             raise data.source.error(
                 f"{len(several['references'])} references, but scorer {single_reference!r} "
                 "takes one per item",
-                row=several["row"],
                 column=several["reference_columns"][1],
+                **where(several),
             )
     return Texts.of(
-        df["prompt"].to_list(),
+        df["prompt"].fill_null("").to_list(),
         [refs if len(refs) else [""] for refs in df["references"].to_list()],
         df["story"].fill_null("").to_list(),
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -10,7 +11,7 @@ import polars as pl
 
 from hanna_stats._progress import progress
 from hanna_stats.store.scores import scored_pairs, write_scores
-from scoring.io import ScoringInput, to_texts
+from scoring.io import ScoringInput, read_store_texts, to_texts
 from scoring.registry import REGISTRY, ScoringConfig, Texts, scorer_of
 
 TIDY_COLUMNS = ("item", "input", "system", "metric", "value")
@@ -141,9 +142,10 @@ def score_input(
             continue
         scorer = REGISTRY[name]
         texts = to_texts(
-            ScoringInput(data.source, rows),
+            ScoringInput(data.source, rows, data.stored),
             need_reference=scorer.reference,
             single_reference=name if scorer.single_reference else None,
+            need_prompt=not scorer.reference,
         )
         values = _compute(texts, measures, config)
         for m in measures:
@@ -202,3 +204,42 @@ def score_into_store(
         replace=force,
     )
     return tidy
+
+
+def score_store(
+    con: duckdb.DuckDBPyConnection,
+    path: str | Path,
+    metrics: Sequence[str],
+    config: ScoringConfig,
+    *,
+    force: bool = False,
+) -> pl.DataFrame:
+    """Score the texts the store ``con`` holds and write the values into it, in one transaction.
+
+    Every item's output text (``items.text``; none: an empty text) is scored against all its
+    references (``item_references``, first one first; multi-reference metrics combine them by
+    their rule, single-reference ones refuse items with several) and, for reference-free
+    metrics, its input's text. Then as :func:`score_into_store`: (item, measure) pairs already
+    holding a value are skipped unless ``force``, so a re-run writes nothing new; the items,
+    inputs and texts are the store's own, so nothing else changes.
+
+    Parameters
+    ----------
+    con : duckdb.DuckDBPyConnection
+        A store opened for writing.
+    path : str or Path
+        Its file (named in errors and, as ``<name> (stored texts)``, in ``ingests``).
+
+    Returns
+    -------
+    polars.DataFrame
+        The tidy table of the values written.
+
+    Raises
+    ------
+    InputError
+        If the store holds no item, a reference-based metric meets an item without reference,
+        a single-reference one an item with several, or a reference-free one an item whose input
+        has no text (naming the item); nothing is written then.
+    """
+    return score_into_store(con, read_store_texts(con, path), metrics, config, force=force)

@@ -43,6 +43,25 @@ CREATE TABLE IF NOT EXISTS items (
     UNIQUE (input_id, system_id)
 );
 
+-- Every reference text of an item, first (standard) one first: SummEval's 11 references per
+-- summary, a scoring file's reference, reference_2, ... Kept per item, like items.reference
+-- (files give references per line or row, and a document's lines need not agree). position 1 is
+-- always items.reference (kept for compatibility: the standard reference); an item with a
+-- reference has at least that row. name: where the reference came from ('references[3]',
+-- 'reference_2'), NULL when unknown. Written only by hanna_stats.store.batch.write_batch.
+CREATE TABLE IF NOT EXISTS item_references (
+    item_id  INTEGER NOT NULL,                  -- items.item_id
+    position INTEGER NOT NULL,                  -- 1-based; 1 = items.reference
+    name     VARCHAR,
+    text     VARCHAR NOT NULL,
+    PRIMARY KEY (item_id, position)
+);
+-- Stores written before the table existed gain it on their next writable open, each item's
+-- reference becoming its first (and only) one.
+INSERT INTO item_references (item_id, position, name, text)
+SELECT item_id, 1, NULL, reference FROM items
+WHERE reference IS NOT NULL AND item_id NOT IN (SELECT item_id FROM item_references);
+
 -- Human raters. kind 'person': one identified rater (HANNA: MTurk Worker ID).
 -- kind 'slot': a position among an item's ratings, not an identity (HANNA LLM file:
 -- 'HANNA judge slot 1..3'); slot k of two stories may be two different people.

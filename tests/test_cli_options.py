@@ -307,6 +307,8 @@ class _Recorder:
                 level="system",
                 statistic="tau_eq",
                 group_by="system",
+                criterion=None,
+                system_scores="mean",
                 include_human=False,
                 kinds=("metric",),
             ),
@@ -321,6 +323,7 @@ class _Recorder:
                 permutations=1000,
                 seed=0,
                 alpha=0.1,
+                system_scores="mean",
                 include_human=False,
                 kinds=("metric",),
             ),
@@ -333,6 +336,7 @@ def test_options_reach_the_function(argv, target, expected, monkeypatch, capsys)
     recorder = _Recorder()
     monkeypatch.setattr(importlib.import_module(f"hanna_stats.analyses.{module}"), name, recorder)
     monkeypatch.setattr(cli, "_study", lambda args: "the study")
+    monkeypatch.setattr(cli, "_note_left_out", lambda study, keywords: None)
     assert main([*argv, "--format", "csv"]) == 0
     assert capsys.readouterr().out == "x\n1\n"
     assert recorder.calls == [("the study", expected)]

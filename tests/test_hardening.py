@@ -1417,6 +1417,174 @@ HOSTILE_WMT = [
     wmt_case("wmt-into-a-tidy-store", None, ("holds", "one language pair"), store="tidy"),
 ]
 
+SYS_MQM = "ts/human-scores/en-de.mqm.sys.score"
+
+
+def add_file(path: str, content):
+    def edit(files: dict) -> None:
+        files[path] = content
+
+    return edit
+
+
+def move_file(path: str, new: str, change=lambda content: content):
+    def edit(files: dict) -> None:
+        files[new] = change(files.pop(path))
+
+    return edit
+
+
+def download_root() -> dict:
+    """MTME's download root: a folder holding the test set wmt22/."""
+    return {k.replace("ts/", "ts/wmt22/", 1): v for k, v in wmt_test_set().items()}
+
+
+HOSTILE_WMT_MORE = [
+    wmt_case(
+        "wmt-system-file-control-character",
+        add_file("ts/system-outputs/en-de/sys\x01D.txt", "a\nb\nc\n"),
+        ("en-de", "control character U+0001", "'sys\\x01D.txt'"),
+    ),
+    wmt_case(
+        "wmt-score-line-system-control-character",
+        edit_file(BLEU, lambda t: t + "sys\x1bZ\t1\n"),
+        ("BLEU-refA.seg.score", "row 10", "'sys\\x1bZ'", "no output file", "SYSTEM.txt"),
+    ),
+    wmt_case(
+        "wmt-score-400-digits",
+        edit_file(MQM, lambda t: t.replace("\t-1\n", "\t" + "1" * 400 + "\n", 1)),
+        ("en-de.mqm.seg.score", "row 2", "column 'score'", "finite", "..."),
+    ),
+    wmt_case(
+        "wmt-score-beyond-1e100",
+        edit_file(MQM, lambda t: t.replace("\t-1\n", "\t-" + "9" * 300 + "\n", 1)),
+        ("en-de.mqm.seg.score", "row 2", "column 'score'", "1e+100", "rescale"),
+    ),
+    wmt_case(
+        "wmt-score-minus-infinity",
+        edit_file(BLEU, lambda t: t.replace("\t10\n", "\t-Infinity\n", 1)),
+        ("BLEU-refA.seg.score", "row 2", "'-Infinity'"),
+    ),
+    wmt_case(
+        "wmt-sys-score-nan",
+        add_file(SYS_MQM, "sysA\t1.5\nsysB\tNaN\nsysC\t2\n"),
+        ("en-de.mqm.sys.score", "row 2", "column 'score'", "'NaN'"),
+    ),
+    wmt_case(
+        "wmt-sys-score-system-twice",
+        add_file(SYS_MQM, "sysA\t1.5\nsysB\t1\nsysA\t2\n"),
+        ("en-de.mqm.sys.score", "row 3", "'sysA'", "more than one score"),
+    ),
+    wmt_case(
+        "wmt-score-line-three-fields",
+        edit_file(BLEU, lambda t: t.replace("\t10\n", "\t10\textra\n", 1)),
+        ("BLEU-refA.seg.score", "row 2", "'SYSTEM SCORE'", "3 fields"),
+    ),
+    wmt_case(
+        "wmt-score-line-one-field",
+        edit_file(MQM, lambda t: "sysA\n" + t),
+        ("en-de.mqm.seg.score", "row 1", "1 fields"),
+    ),
+    wmt_case(
+        "wmt-output-too-few-lines",
+        edit_file("ts/system-outputs/en-de/sysB.txt", lambda t: "only\ntwo\n"),
+        ("sysB.txt", "2 lines, expected 3"),
+    ),
+    wmt_case(
+        "wmt-metric-named-without-reference",
+        move_file(BLEU, "ts/metric-scores/en-de/BLEU.seg.score"),
+        ("BLEU.seg.score", "METRIC-REF", "BLEU-refA"),
+    ),
+    wmt_case(
+        "wmt-gzip-and-plain-copies",
+        lambda files: files.__setitem__(MQM + ".gz", gz(files[MQM])),
+        ("human-scores", "both", "'en-de.mqm.seg.score.gz'", "keep one"),
+    ),
+    wmt_case(
+        "wmt-gzip-member-not-compressed",
+        move_file(MQM, MQM + ".gz"),
+        ("en-de.mqm.seg.score.gz", "not gzip-compressed"),
+    ),
+    wmt_case(
+        "wmt-gzip-member-empty",
+        move_file(MQM, MQM + ".gz", lambda t: gz(b"")),
+        ("en-de.mqm.seg.score.gz", "0 bytes once uncompressed"),
+    ),
+    wmt_case(
+        "wmt-gzip-member-bad-score",
+        move_file(BLEU, BLEU + ".gz", lambda t: gz(t.replace("\t10\n", "\tx\n", 1))),
+        ("BLEU-refA.seg.score.gz", "row 2", "'x'"),
+    ),
+    wmt_case(
+        "wmt-empty-sys-score-file",
+        add_file(SYS_MQM, b""),
+        ("en-de.mqm.sys.score", "empty", "0 bytes"),
+    ),
+    Case(
+        "wmt-download-root",
+        ("ingest", "--db", "{db}", "{tmp}/ts"),
+        ("ts", "1 WMT test set(s) (wmt22)", "point ingest at one of them"),
+        "none",
+        download_root(),
+    ),
+    wmt_case(
+        "wmt-no-human-scores-folder",
+        lambda files: files.pop(MQM),
+        ("ts", "not a WMT test set", "human-scores/"),
+    ),
+    wmt_case(
+        "wmt-lp-long-and-unknown",
+        None,
+        ("ts", "no language pair", "...", "found: en-de"),
+        "--lp",
+        "x" * 500,
+    ),
+    wmt_case(
+        "wmt-ref-unknown", None, ("ts", "no reference 'refZ'", "found: refA"), "--ref", "refZ"
+    ),
+    wmt_case(
+        "wmt-documents-one-field",
+        add_file("ts/documents/en-de.docs", "news d0\nnews\nnews d1\n"),
+        ("en-de.docs", "row 2", "'DOMAIN DOCUMENT'", "1 field"),
+    ),
+    analysis(
+        "spa-system-scores-given",
+        "spa",
+        "--system-scores",
+        "given",
+        words=("system_scores='given'", "soft pairwise accuracy", "'mean'"),
+        store="tidy",
+    ),
+    analysis(
+        "calibrate-system-scores-given-item-level",
+        "calibrate",
+        "--system-scores",
+        "given",
+        "--level",
+        "item",
+        words=("system_scores='given'", "level='system'", "'item'"),
+        store="tidy",
+    ),
+    analysis(
+        "clusters-system-scores-given-none-given",
+        "clusters",
+        "--criterion",
+        "Fluency",
+        "--system-scores",
+        "given",
+        words=("no given system-level values", ".sys.score"),
+        store="tidy",
+    ),
+    analysis(
+        "spa-criterion-unknown",
+        "spa",
+        "--criterion",
+        "Nope",
+        words=("criterion must be one of", "Fluency", "'Nope'"),
+        store="tidy",
+    ),
+]
+
 HOSTILE_OPTIONS = [
     analysis(
         "judge-williams-n-1e23",
@@ -1517,6 +1685,7 @@ HOSTILE = [
     *HOSTILE_USER_STUDY,
     *HOSTILE_HANNA,
     *HOSTILE_WMT,
+    *HOSTILE_WMT_MORE,
     *HOSTILE_OPTIONS,
 ]
 
@@ -1753,6 +1922,17 @@ ACCEPTED = [
         ("ingest", "--db", "{db}", "{tmp}/ts"),
         ("ts en-de: wmt", "18 values"),
         wmt_test_set(edit_file(MQM, lambda t: "\ufeff" + t.replace("\n", "\r\n"))),
+    ),
+    Accepted(
+        "wmt-gzip-members",
+        ("ingest", "--db", "{db}", "{tmp}/ts"),
+        ("ts en-de: wmt", "18 values"),
+        wmt_test_set(
+            lambda files: [
+                files.__setitem__(k + ".gz", gz(files.pop(k)))
+                for k in (MQM, BLEU, "ts/sources/en-de.txt", "ts/system-outputs/en-de/sysA.txt")
+            ]
+        ),
     ),
     Accepted(
         "user-study-csv-gz",

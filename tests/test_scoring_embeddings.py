@@ -45,7 +45,8 @@ def test_encode_stops_at_the_deepest_layer_without_changing_hidden_states():
     tokenizer, model = load_checkpoint(MODEL, config(), "encoder")
     lengths = []  # tokens of each input layer 5 (index 4) sees
     hook = model.encoder.layer[4].register_forward_hook(
-        lambda _, args, out: lengths.append(args[0].shape[1]))
+        lambda _, args, out: lengths.append(args[0].shape[1])
+    )
     try:
         ours = encode(CANDIDATES, MODEL, config(3), [0, 2, 4, -3], "test")
     finally:
@@ -92,8 +93,14 @@ def test_bertscore_matches_bert_score_package(layer, idf):
 
     ours = bertscore(CANDIDATES, REFERENCES, config(), model=MODEL, layer=layer, idf=idf)
     p, r, f = bert_score.score(
-        CANDIDATES, REFERENCES, model_type=str(minilm.MODEL_DIR), num_layers=layer, idf=idf,
-        device="cpu", nthreads=0, batch_size=3,
+        CANDIDATES,
+        REFERENCES,
+        model_type=str(minilm.MODEL_DIR),
+        num_layers=layer,
+        idf=idf,
+        device="cpu",
+        nthreads=0,
+        batch_size=3,
     )
     np.testing.assert_allclose(ours["BERTScore Precision"], p.numpy(), atol=1e-6)
     np.testing.assert_allclose(ours["BERTScore Recall"], r.numpy(), atol=1e-6)
@@ -142,8 +149,15 @@ def test_moverscore_matches_moverscore_v2_package():
 
     word_mover_score, get_idf_dict = moverscore_v2(*load_checkpoint(MODEL, config(), "encoder"))
     expected = word_mover_score(
-        REFERENCES, CANDIDATES, get_idf_dict(REFERENCES), get_idf_dict(CANDIDATES),
-        stop_words=[], n_gram=1, remove_subwords=True, batch_size=3, device="cpu",
+        REFERENCES,
+        CANDIDATES,
+        get_idf_dict(REFERENCES),
+        get_idf_dict(CANDIDATES),
+        stop_words=[],
+        n_gram=1,
+        remove_subwords=True,
+        batch_size=3,
+        device="cpu",
     )
     ours = moverscore(CANDIDATES, REFERENCES, config(), model=MODEL)
     np.testing.assert_allclose(ours, expected, atol=1e-5)
@@ -153,8 +167,9 @@ def test_moverscore_identical_texts_is_one_and_stop_words_change_it():
     """Identical texts move every token onto itself at distance 0 (Zhao et al., 2019)."""
     from scoring.models.moverscore import moverscore
 
-    np.testing.assert_allclose(moverscore(REFERENCES, REFERENCES, config(), model=MODEL), 1.0,
-                               atol=1e-6)
+    np.testing.assert_allclose(
+        moverscore(REFERENCES, REFERENCES, config(), model=MODEL), 1.0, atol=1e-6
+    )
     plain = moverscore(CANDIDATES, REFERENCES, config(), model=MODEL)
     fewer = moverscore(CANDIDATES, REFERENCES, config(), model=MODEL, stop_words=["the", "a"])
     assert np.all(plain < 1) and not np.allclose(plain, fewer)
@@ -181,8 +196,7 @@ def test_entropic_ot_matches_a_converged_pot_plan():
     cost = ot.dist(x, y)
     ours = entropic_ot(a, b, cost, [1.0, 0.1])
     for reg, value in zip([1.0, 0.1], ours, strict=True):
-        plan = ot.sinkhorn(a, b, cost, reg, method="sinkhorn_log", numItermax=100000,
-                           stopThr=1e-13)
+        plan = ot.sinkhorn(a, b, cost, reg, method="sinkhorn_log", numItermax=100000, stopThr=1e-13)
         expected = np.sum(plan * cost) + reg * np.sum(plan * np.log(plan / np.outer(a, b)))
         assert abs(value - expected) < 1e-4
 
@@ -298,8 +312,9 @@ def test_dr_distance_of_a_shift_is_the_shift(compat):
 def test_depthscore_on_minilm_zero_for_identical_positive_otherwise_and_repeatable():
     from scoring.models.depthscore import depthscore
 
-    np.testing.assert_allclose(depthscore(REFERENCES, REFERENCES, config(), model=MODEL, layer=4),
-                               0.0)
+    np.testing.assert_allclose(
+        depthscore(REFERENCES, REFERENCES, config(), model=MODEL, layer=4), 0.0
+    )
     first = depthscore(CANDIDATES, REFERENCES, config(), model=MODEL, layer=4)
     assert np.all(first > 0)
     # another batch size pads differently: float32 noise only, the directions are the same
@@ -341,8 +356,12 @@ WORDS = "the cat sat on a mat and dog ran in park it rained all day".split()
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.permutations(WORDS), st.integers(0, 15), st.integers(0, 15),
-       st.lists(st.sampled_from(WORDS), max_size=6))
+@given(
+    st.permutations(WORDS),
+    st.integers(0, 15),
+    st.integers(0, 15),
+    st.lists(st.sampled_from(WORDS), max_size=6),
+)
 def test_rouge_we_with_one_hot_vectors_is_rouge_3(tmp_path_factory, words, cut, keep, extra):
     """Orthogonal vectors: two different trigrams of distinct words have sum vectors with
     cosine at most 2/3 < 0.8, so only identical trigrams (or permutations) match. Texts whose
@@ -376,13 +395,17 @@ def test_rouge_we_identical_texts_is_one_and_short_texts_zero(tmp_path):
 
 @pytest.mark.parametrize(("cosine", "matched"), [(0.9, True), (0.41, True), (0.39, False)])
 def test_rouge_we_threshold_on_the_cosine_of_summed_vectors(tmp_path, cosine, matched):
-    """"the big dog" vs "the large dog" with cos(big, large) = c and the other words orthogonal:
+    """ "the big dog" vs "the large dog" with cos(big, large) = c and the other words orthogonal:
     the sums (1, 1, 1, 0) and (1, 1, c, sqrt(1 - c^2)) have cosine (2 + c) / 3, which reaches the
     0.8 threshold iff c >= 0.4; then 1 of 1 trigram matches on both sides."""
     from scoring.models.rouge_we import rouge_we
 
-    vectors = {"the": [1, 0, 0, 0], "dog": [0, 1, 0, 0], "big": [0, 0, 1, 0],
-               "large": [0, 0, cosine, np.sqrt(1 - cosine**2)]}
+    vectors = {
+        "the": [1, 0, 0, 0],
+        "dog": [0, 1, 0, 0],
+        "big": [0, 0, 1, 0],
+        "large": [0, 0, cosine, np.sqrt(1 - cosine**2)],
+    }
     path = write_vectors(tmp_path / "v.txt", vectors)
     out = rouge_we(["the big dog"], ["The LARGE dog"], ScoringConfig(models={"deps.words": path}))
     assert out["ROUGE-WE-3 F-Score"][0] == (1.0 if matched else 0.0)
@@ -398,21 +421,26 @@ def test_rouge_we_sum_composition_matches_permutations_and_clips_counts(tmp_path
     cfg = ScoringConfig(models={"deps.words": path})
     out = rouge_we(["c b a", "a b c"], ["a b c", "a b c a b c"], cfg)
     np.testing.assert_allclose(out["ROUGE-WE-3 F-Score"][0], 1.0)
-    np.testing.assert_allclose([out[f"ROUGE-WE-3 {p}"][1] for p in ("Recall", "Precision",
-                                "F-Score")], [0.25, 1.0, 0.4])
+    np.testing.assert_allclose(
+        [out[f"ROUGE-WE-3 {p}"][1] for p in ("Recall", "Precision", "F-Score")], [0.25, 1.0, 0.4]
+    )
 
 
 def test_rouge_we_oov_words_match_only_lexically_and_binary_file_reads_the_same(tmp_path):
-    """"zork" has no vector: "the zork dog" matches only itself (lexically), never "the cat dog".
+    """ "zork" has no vector: "the zork dog" matches only itself (lexically), never "the cat dog".
     A word2vec binary file with the same vectors gives the same scores."""
     from scoring.models.rouge_we import rouge_we
 
     vectors = {"the": [1.0, 0.0], "cat": [0.6, 0.8], "dog": [0.0, 1.0]}
     text_path = write_vectors(tmp_path / "v.txt", vectors)
     bin_path = tmp_path / "v.bin"
-    bin_path.write_bytes(b"3 2\n" + b"".join(
-        w.encode() + b" " + np.asarray(v, dtype="<f4").tobytes() + b"\n"
-        for w, v in vectors.items()))
+    bin_path.write_bytes(
+        b"3 2\n"
+        + b"".join(
+            w.encode() + b" " + np.asarray(v, dtype="<f4").tobytes() + b"\n"
+            for w, v in vectors.items()
+        )
+    )
     cands, refs = ["the zork dog", "the zork dog"], ["the cat dog", "the zork dog"]
     for path in (text_path, str(bin_path)):
         out = rouge_we(cands, refs, ScoringConfig(models={"deps.words": path}))
@@ -442,8 +470,7 @@ SUMMARY = ["A knight went looking for a dragon.", "The dragon had burned his hom
 def supert_config(batch_size: int = 2) -> ScoringConfig:
     from scoring.models.supert import MODEL as SBERT
 
-    return ScoringConfig(device="cpu", batch_size=batch_size,
-                         models={SBERT: str(minilm.MODEL_DIR)})
+    return ScoringConfig(device="cpu", batch_size=batch_size, models={SBERT: str(minilm.MODEL_DIR)})
 
 
 def test_split_sentences_hand_worked():
@@ -451,7 +478,11 @@ def test_split_sentences_hand_worked():
 
     text = 'He ran. "Stop!" she cried?! (Too late.) The end...\nAnd 3.5 more.Then no space'
     assert split_sentences(text) == [
-        "He ran.", '"Stop!"', "she cried?!", "(Too late.)", "The end...",
+        "He ran.",
+        '"Stop!"',
+        "she cried?!",
+        "(Too late.)",
+        "The end...",
         "And 3.5 more.Then no space",
     ]
     assert split_sentences("  ") == [] and split_sentences("no stop") == ["no stop"]
@@ -519,9 +550,15 @@ def test_supert_registered_variants_ps_ss_golden():
     gold = golden.compute(texts, supert_config(3))["SUPERT-Golden"]
     assert gold[0] == pytest.approx(1.0, abs=1e-6) and gold[1] < 0.99
     # with a one-sentence pseudo-reference the two directions differ
-    one = [supert([a], [b], supert_config(), top_n=1)[0] for a, b in ((prompt, story),
-                                                                     (story, prompt))]
+    one = [
+        supert([a], [b], supert_config(), top_n=1)[0] for a, b in ((prompt, story), (story, prompt))
+    ]
     assert abs(one[0] - one[1]) > 1e-3
     with pytest.raises(MissingCheckpointError, match="bert-large-nli-stsb-mean-tokens"):
-        golden.compute(texts, ScoringConfig(device="cpu", models={
-            "sentence-transformers/bert-large-nli-stsb-mean-tokens": "/absent"}))
+        golden.compute(
+            texts,
+            ScoringConfig(
+                device="cpu",
+                models={"sentence-transformers/bert-large-nli-stsb-mean-tokens": "/absent"},
+            ),
+        )

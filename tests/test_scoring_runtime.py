@@ -37,12 +37,20 @@ def tiny_bert(tmp_path_factory) -> str:
         single="[CLS] $A [SEP]", special_tokens=[("[CLS]", cls), ("[SEP]", sep)]
     )
     tok = transformers.PreTrainedTokenizerFast(
-        tokenizer_object=wp, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
-        sep_token="[SEP]", mask_token="[MASK]",
+        tokenizer_object=wp,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
     )
     config = transformers.BertConfig(
-        vocab_size=tok.vocab_size, hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=32, max_position_embeddings=64,
+        vocab_size=tok.vocab_size,
+        hidden_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=64,
     )
     torch.manual_seed(0)
     path = tmp_path_factory.mktemp("tiny-bert")
@@ -75,8 +83,13 @@ def test_missing_checkpoint_names_it_and_the_three_ways(tmp_path):
         load_checkpoint("roberta-large", config, "encoder")
     message = str(err.value)
     assert isinstance(err.value, ValueError)
-    for needle in ("roberta-large", str(tmp_path / "absent"), "HF_HOME", "local directory",
-                   "--model roberta-large=PATH"):
+    for needle in (
+        "roberta-large",
+        str(tmp_path / "absent"),
+        "HF_HOME",
+        "local directory",
+        "--model roberta-large=PATH",
+    ):
         assert needle in message
 
 

@@ -20,6 +20,7 @@ TABLES = {
     "ingests",
     "scale_checks",
     "system_level_scores",
+    "item_references",
 }
 VIEWS = {
     "measure_catalogue",

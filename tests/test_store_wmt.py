@@ -18,7 +18,13 @@ import pytest
 from scipy import stats
 
 from hanna_stats.analyses import correlate
-from hanna_stats.analyses._common import LEVELS
+from hanna_stats.analyses._common import LEVELS, given_left_out
+from hanna_stats.analyses.meta_eval import (
+    calibrated_accuracy,
+    calibrated_comparison,
+    metric_clusters,
+    spa,
+)
 from hanna_stats.cli import INGEST_FORMATS, main
 from hanna_stats.store import (
     InputError,
@@ -394,27 +400,229 @@ def test_correlate_given_system_scores_matches_scipy(test_set, include_human):
     )
 
 
-def test_given_system_scores_refused(test_set):
+def test_given_system_scores_leave_out_measures_without_them(test_set, capsys):
+    """As MTME at system level, a measure without a .sys.score file is left out (not the whole
+    correlation refused); the command line names it in one note on stderr."""
+    files = expected_system_values(test_set, "de-en")
     sys_path(test_set, "de-en", "CometKiwi-src").unlink()
     con = open_store()
     ingest_wmt(con, test_set, lp="de-en", ref="refA")
     study = load_study(con)
-    with pytest.raises(
-        ValueError,
-        match=r"^system_scores='given': measure 'CometKiwi-src' has no given system-level value",
-    ):
-        correlate(study, level="system", system_scores="given")
+    df = correlate(study, level="system", system_scores="given", method="pearson")
+    assert set(df["measure"]) == {"BLEU-refA", "chrF-refA"}
+    assert set(df["against"]) == {"mqm", "wmt-z"}
+    assert given_left_out(study, ("metric",), False) == ["CometKiwi-src"]
+    row = df.filter((pl.col("measure") == "BLEU-refA") & (pl.col("against") == "mqm"))
+    expected = stats.pearsonr(*_given_pairs(files, "BLEU-refA", "mqm", MT_SYSTEMS)).statistic
+    assert math.isclose(row["statistic"][0], expected, abs_tol=1e-12)
     with pytest.raises(ValueError, match=r"^system_scores='given' is for level='system'.*'item'"):
         correlate(study, level="segment", system_scores="given")
     with pytest.raises(ValueError, match=r"^system_scores must be one of mean, given; got 'x'"):
         correlate(study, level="system", system_scores="x")
+    db = test_set.parent / "de-en.duckdb"
+    assert main(["ingest", "--db", str(db), str(test_set), "--lp", "de-en", "--ref", "refA"]) == 0
+    capsys.readouterr()
+    given = ["--db", str(db), "--level", "system", "--system-scores", "given", "--format", "csv"]
+    assert main(["correlate", *given]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [
+        "note: --system-scores given: left out 1 measure(s) without given system-level values "
+        "(WMT: no .sys.score file): 'CometKiwi-src'"
+    ]
+    assert "CometKiwi-src" not in captured.out and "BLEU-refA,mqm,system" in captured.out
     # refB's only MQM value is None (refA's is left out): none for the systems kept
     path = sys_path(test_set, "en-de", "mqm")
     path.write_text("".join(f"{s}\t{v}\n" for s, v in lines_of(path) if s in ("refA", "refB")))
     con = open_store()
     ingest_wmt(con, test_set, lp="en-de", ref="refA")
-    with pytest.raises(ValueError, match=r"measure 'mqm' has no given system-level value of a "):
+    study = load_study(con)
+    df = correlate(study, level="system", system_scores="given")
+    assert set(df["against"]) == {"wmt-z"}
+    assert given_left_out(study, ("metric",), False) == ["mqm"]
+    assert given_left_out(study, ("metric",), True) == ["mqm"]  # refB's None is no value
+    # with no metric's .sys.score file (the real WMT22 copy), one line says so
+    for metric in ("BLEU-refA", "chrF-refA"):
+        sys_path(test_set, "en-de", metric).unlink()
+    (test_set / "metric-scores" / "en-de" / "CometKiwi-src.sys.score").unlink()
+    con = open_store()
+    ingest_wmt(con, test_set, lp="en-de", ref="refA")
+    with pytest.raises(
+        ValueError,
+        match=r"^system_scores='given': no measure of kinds metric has a given system-level "
+        r"value for a system other than the human-written ones \(WMT: no \.sys\.score file",
+    ):
         correlate(load_study(con), level="system", system_scores="given")
+
+
+def _tie_calibrated(h, m):
+    """acc_eq and its epsilon of metric m against h (lists, None missing) by brute force: the
+    candidates 0 and every |m_i - m_j|; the smallest epsilon among the maxima."""
+    both = [(x, y) for x, y in zip(h, m, strict=True) if x is not None and y is not None]
+    pairs = [(both[i], both[j]) for i in range(len(both)) for j in range(i + 1, len(both))]
+    best = (-1.0, 0.0)
+    for eps in sorted({0.0, *(abs(a[1] - b[1]) for a, b in pairs)}):
+        good = 0
+        for (h1, m1), (h2, m2) in pairs:
+            dh, dm = h1 - h2, m1 - m2
+            tie = abs(dm) <= eps
+            good += (dh == 0 and tie) or (dh != 0 and not tie and np.sign(dh) == np.sign(dm))
+        if good / len(pairs) > best[0] + 1e-12:
+            best = (good / len(pairs), eps)
+    return best
+
+
+def test_given_system_scores_in_the_meta_evaluation_statistics(test_set, capsys):
+    """calibrate, calibrated-permutation and clusters take the given system-level values; spa
+    refuses them (its p-values permute the segments); --criterion picks one criterion."""
+    con = open_store()
+    ingest_wmt(con, test_set, lp="de-en", ref="refA")
+    study = load_study(con)
+    files = expected_system_values(test_set, "de-en")
+    metrics = ("BLEU-refA", "CometKiwi-src", "chrF-refA")
+    given = {"level": "system", "system_scores": "given"}
+    calibrated = calibrated_accuracy(study, **given)
+    assert len(calibrated) == 6
+    for metric in metrics:
+        for criterion in ("mqm", "wmt-z"):
+            h = [files[criterion].get(s) for s in MT_SYSTEMS]
+            m = [files[metric].get(s) for s in MT_SYSTEMS]
+            acc, eps = _tie_calibrated(h, m)
+            row = calibrated.filter(
+                (pl.col("measure") == metric) & (pl.col("against") == criterion)
+            ).row(0, named=True)
+            assert math.isclose(row["statistic"], acc, abs_tol=1e-12), (metric, criterion)
+            assert math.isclose(row["epsilon"], eps, abs_tol=1e-9), (metric, criterion)
+    one = calibrated_accuracy(study, criterion="wmt-z", **given)
+    assert one.equals(calibrated.filter(pl.col("against") == "wmt-z"))
+    with pytest.raises(ValueError, match=r"^system_scores='given' is for level='system'"):
+        calibrated_accuracy(study, level="item", system_scores="given")
+    # the mean over segments is another number
+    mean = calibrated_accuracy(study, level="system")
+    assert set(mean["measure"]) == {"BLEU-refA", "CometKiwi-src"}
+
+    comparison = calibrated_comparison(study, criterion="wmt-z", permutations=50, **given)
+    for row in comparison.iter_rows(named=True):
+        expected = calibrated.filter(
+            (pl.col("measure") == row["measure_a"]) & (pl.col("against") == "wmt-z")
+        )
+        assert math.isclose(row["stat_a"], expected["statistic"][0], abs_tol=1e-12)
+
+    clusters = metric_clusters(study, criterion="wmt-z", method="pearson", permutations=50, **given)
+    expected = {
+        m: stats.pearsonr(*_given_pairs(files, m, "wmt-z", MT_SYSTEMS)).statistic for m in metrics
+    }
+    assert clusters["measure"].to_list() == sorted(metrics, key=lambda m: -expected[m])
+    for row in clusters.iter_rows(named=True):
+        assert math.isclose(row["statistic"], expected[row["measure"]], abs_tol=1e-12)
+    acc = metric_clusters(study, criterion="mqm", method="acc_eq", permutations=50, **given)
+    for row in acc.iter_rows(named=True):
+        expected = calibrated.filter(
+            (pl.col("measure") == row["measure"]) & (pl.col("against") == "mqm")
+        )
+        assert math.isclose(row["statistic"], expected["statistic"][0], abs_tol=1e-12)
+
+    with pytest.raises(ValueError, match=r"^system_scores='given': soft pairwise accuracy"):
+        spa(study, system_scores="given")
+
+    # the command line: the options, and one note naming what was left out
+    db = test_set.parent / "de-en.duckdb"
+    sys_path(test_set, "de-en", "CometKiwi-src").unlink()
+    assert main(["ingest", "--db", str(db), str(test_set), "--lp", "de-en", "--ref", "refA"]) == 0
+    capsys.readouterr()
+    common = ["--db", str(db), "--level", "system", "--system-scores", "given", "--format", "csv"]
+    note = (
+        "note: --system-scores given: left out 1 measure(s) without given system-level values "
+        "(WMT: no .sys.score file): 'CometKiwi-src'"
+    )
+    for command in (
+        ["calibrate", "--criterion", "mqm"],
+        ["calibrated-permutation", "--criterion", "mqm", "--permutations", "20"],
+        ["clusters", "--criterion", "mqm", "--permutations", "20", "--method", "acc_eq"],
+    ):
+        assert main([*command, *common]) == 0, command
+        captured = capsys.readouterr()
+        assert captured.err.splitlines() == [note], command
+        rows = list(csv.DictReader(io.StringIO(captured.out)))
+        assert rows and "CometKiwi-src" not in captured.out, command
+    assert main(["spa", "--db", str(db), "--system-scores", "given"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("error: system_scores='given': soft pairwise")
+
+
+def _exact_spa(h, m, systems, n):
+    """SPA of metric m against h ({(segment, system): value}) with every sign flip of the
+    segments kept in both (exact p-values: the Monte Carlo ones converge to them)."""
+    import itertools
+
+    pairs = [(a, b) for i, a in enumerate(systems) for b in systems[i + 1 :]]
+    errors = []
+    for a, b in pairs:
+        keep = [
+            k
+            for k in range(n)
+            if None not in (h.get((k, a)), h.get((k, b)), m.get((k, a)), m.get((k, b)))
+        ]
+        pvalues = []
+        for scores in (h, m):
+            d = np.array([scores[(k, a)] - scores[(k, b)] for k in keep])
+            flips = np.array(list(itertools.product((1, -1), repeat=len(keep))))
+            pvalues.append(np.mean((flips * d).mean(axis=1) >= d.mean() - 1e-12))
+        errors.append(abs(pvalues[0] - pvalues[1]))
+    return 1 - np.mean(errors)
+
+
+def test_spa_one_criterion_matches_exact_permutations(test_set, capsys):
+    con = open_store()
+    ingest_wmt(con, test_set, lp="de-en", ref="refA")
+    study = load_study(con)
+    values = expected_values(test_set, "de-en")
+    full = spa(study, permutations=20000)
+    one = spa(study, criterion="mqm", permutations=20000)
+    assert one.equals(full.filter(pl.col("against") == "mqm"))
+    for row in one.iter_rows(named=True):
+        expected = _exact_spa(values["mqm"], values[row["measure"]], MT_SYSTEMS, N_SEGMENTS)
+        assert math.isclose(row["statistic"], expected, abs_tol=0.02), row
+    with pytest.raises(ValueError, match=r"^criterion must be one of"):
+        spa(study, criterion="nope")
+    db = test_set.parent / "de-en.duckdb"
+    assert main(["ingest", "--db", str(db), str(test_set), "--lp", "de-en", "--ref", "refA"]) == 0
+    capsys.readouterr()
+    assert main(["spa", "--db", str(db), "--criterion", "mqm", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert {r["against"] for r in rows} == {"mqm"} and len(rows) == 2
+
+
+def test_gzip_compressed_files_are_read_as_their_content(test_set):
+    """A test set whose files are gzip-compressed (``*.seg.score.gz``, ``LP.txt.gz``, ...) gives
+    the same store as the plain one; a file given both ways is refused."""
+    import gzip
+
+    plain = open_store()
+    ingest_wmt(plain, test_set, lp="de-en", ref="refA")
+    compressed = [
+        p
+        for p in test_set.rglob("*")
+        if p.is_file() and ("de-en" in p.name or p.parent.name == "de-en")
+    ]
+    for path in compressed:
+        path.with_name(path.name + ".gz").write_bytes(gzip.compress(path.read_bytes()))
+        path.unlink()
+    con = open_store()
+    summary = ingest_wmt(con, test_set, lp="de-en", ref="refA")
+    assert summary.n_values > 0
+    for q in (
+        "SELECT * EXCLUDE (source_name) FROM measure_catalogue ORDER BY ALL",
+        "SELECT * FROM scores_wide ORDER BY ALL",
+        "SELECT measure, system, value FROM given_system_scores ORDER BY ALL",
+    ):
+        assert con.execute(q).fetchall() == plain.execute(q).fetchall()
+    assert con.execute("SELECT text, domain FROM inputs ORDER BY position").fetchall() == (
+        plain.execute("SELECT text, domain FROM inputs ORDER BY position").fetchall()
+    )
+    mqm = test_set / "human-scores" / "de-en.mqm.seg.score"
+    mqm.write_bytes(gzip.decompress(mqm.with_name(mqm.name + ".gz").read_bytes()))
+    with pytest.raises(InputError, match=r"^human-scores: both 'de-en\.mqm\.seg\.score' and "):
+        ingest_wmt(open_store(), test_set, lp="de-en", ref="refA")
 
 
 def test_store_without_system_level_table(test_set, tmp_path):

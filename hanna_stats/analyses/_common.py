@@ -89,6 +89,17 @@ def criteria_cube(
     return measures_cube(study, ("human", *kinds), include_human, system_scores)
 
 
+def check_system_scores(system_scores: object, level: str) -> None:
+    """Raise ValueError unless ``system_scores`` is one of :data:`SYSTEM_SCORES`, and
+    ``"given"`` comes with ``level="system"`` (the canonical level)."""
+    check_choice("system_scores", system_scores, SYSTEM_SCORES)
+    if system_scores == "given" and level != "system":
+        raise ValueError(
+            f"system_scores='given' is for level='system' (the study's system-level values); "
+            f"got level={level!r}"
+        )
+
+
 def measures_cube(
     study: Study, kinds: tuple[str, ...], include_human: bool, system_scores: str = "mean"
 ) -> Cube:
@@ -96,20 +107,45 @@ def measures_cube(
     or their given system-level values as a cube (M, 1, S) (``"given"``, :meth:`Study.given_cube`:
     its system level correlates them as they are).
 
-    Raises ValueError naming the first measure without a given value for the systems kept.
+    With ``"given"``, a measure without a given value for the systems kept (WMT: no
+    ``.sys.score`` file) is left out, as mt-metrics-eval leaves such metrics out at system level
+    (:func:`given_left_out` names them). Raises ValueError when no automatic measure of ``kinds``
+    has a given value (e.g. WMT22's copy without the metrics' ``.sys.score`` files).
     """
     if system_scores == "mean":
         return study.cube(kinds=kinds, include_human=include_human)
     cube = study.given_cube(kinds=kinds, include_human=include_human)
-    missing = np.isnan(cube.values).all(axis=(1, 2))
-    if missing.any():
-        systems = "" if include_human else " of a system other than the human-written ones"
+    keep = ~np.isnan(cube.values).all(axis=(1, 2))
+    automatic = [k for k in kinds if k != "human"]
+    if automatic and not (keep & ~human_mask(cube)).any():
+        systems = "" if include_human else " for a system other than the human-written ones"
         raise ValueError(
-            f"system_scores='given': measure {cube.measures[int(np.argmax(missing))]!r} has no "
-            f"given system-level value{systems} (WMT: no .sys.score file); use "
+            f"system_scores='given': no measure of kinds {', '.join(automatic)} has a given "
+            f"system-level value{systems} (WMT: no .sys.score file in metric-scores/); use "
             "system_scores='mean' (the means over items)"
         )
-    return cube
+    if keep.all():
+        return cube
+    idx = np.flatnonzero(keep)
+    return Cube(
+        values=cube.values[idx],
+        measures=[cube.measures[i] for i in idx],
+        kinds=[cube.kinds[i] for i in idx],
+        inputs=cube.inputs,
+        systems=cube.systems,
+    )
+
+
+def given_left_out(study: Study, kinds: tuple[str, ...], include_human: bool) -> list[str]:
+    """The human criteria and the measures of ``kinds`` that ``system_scores="given"`` leaves
+    out: those without a given system-level value for the systems kept, in catalogue order
+    (none when the study has no given values at all)."""
+    try:
+        cube = study.given_cube(kinds=("human", *kinds), include_human=include_human)
+    except ValueError:
+        return []
+    missing = np.isnan(cube.values).all(axis=(1, 2))
+    return [m for m, gone in zip(cube.measures, missing, strict=True) if gone]
 
 
 def correlation_matrix(
@@ -144,12 +180,7 @@ def correlation_matrix(
     """
     kinds = check_kinds(kinds)
     level = check_level(level)
-    check_choice("system_scores", system_scores, SYSTEM_SCORES)
-    if system_scores == "given" and level != "system":
-        raise ValueError(
-            f"system_scores='given' is for level='system' (the study's system-level values); "
-            f"got level={level!r}"
-        )
+    check_system_scores(system_scores, level)
     cube = (
         criteria_cube(study, kinds, include_human, system_scores)
         if criteria
@@ -191,17 +222,65 @@ def measure_against(cube: Cube, rows: np.ndarray, cols: np.ndarray) -> dict[str,
     }
 
 
+def cube_criterion(study: Study, cube: Cube, name: str) -> str:
+    """The human criterion called ``name`` or abbreviated so (:meth:`Study.criterion`), or a
+    human measure of ``cube`` of that name (one with given system-level values only, e.g. WMT's
+    ``wmt-z``); ValueError naming the known criteria otherwise."""
+    human = [m for m, k in zip(cube.measures, cube.kinds, strict=True) if k == "human"]
+    if name in human:
+        return name
+    try:
+        return study.criterion(name)
+    except ValueError as err:
+        extra = [m for m in human if m not in study.criteria]
+        if not extra:
+            raise
+        raise ValueError(f"{err} (or one with system-level values: {', '.join(extra)})") from None
+
+
 def criterion_cube(
-    study: Study, criterion: str, kinds: tuple[str, ...], include_human: bool
+    study: Study,
+    criterion: str,
+    kinds: tuple[str, ...],
+    include_human: bool,
+    system_scores: str = "mean",
 ) -> tuple[str, list[str], Cube]:
     """The criterion's name (by name or abbreviation), the names of the measures of ``kinds``
-    other than it, and their cube with the criterion last; ValueError for bad ``kinds``."""
+    other than it, and their cube with the criterion last; ValueError for bad ``kinds``.
+
+    ``system_scores="given"``: the given system-level values (:func:`measures_cube`; measures
+    without any are left out), ValueError when the criterion has none.
+    """
     kinds = check_kinds(kinds)
-    criterion = study.criterion(criterion)
-    names = [
-        m for m, k in zip(study.measures, study.kinds, strict=True) if k in kinds and m != criterion
-    ]
-    return criterion, names, study.cube(measures=[*names, criterion], include_human=include_human)
+    check_choice("system_scores", system_scores, SYSTEM_SCORES)
+    if system_scores == "given":
+        given = measures_cube(study, ("human", *kinds), include_human, "given")
+        criterion = cube_criterion(study, given, criterion)
+        if criterion not in given.measures:
+            raise ValueError(
+                f"system_scores='given': the criterion {criterion!r} has no given system-level "
+                "value (WMT: no .sys.score file); use system_scores='mean'"
+            )
+        catalogue = zip(given.measures, given.kinds, strict=True)
+    else:
+        criterion = study.criterion(criterion)
+        catalogue = zip(study.measures, study.kinds, strict=True)
+    names = [m for m, k in catalogue if k in kinds and m != criterion]
+    if system_scores == "mean":
+        return (
+            criterion,
+            names,
+            study.cube(measures=[*names, criterion], include_human=include_human),
+        )
+    idx = [given.measures.index(m) for m in (*names, criterion)]
+    cube = Cube(
+        values=given.values[idx],
+        measures=[given.measures[i] for i in idx],
+        kinds=[given.kinds[i] for i in idx],
+        inputs=given.inputs,
+        systems=given.systems,
+    )
+    return criterion, names, cube
 
 
 def ordered_pairs_frame(

@@ -12,7 +12,9 @@ Conventions (Chhun et al., 2022; see ``docs/conventions.md``):
   ``nan_policy="omit"`` and the mean divides by the number of inputs used, reported as ``n_groups``.
 * ``level="system"``: correlate the per-system means over inputs, or, with
   ``system_scores="given"``, the system-level values the study gives (WMT's ``.sys.score``
-  files: corpus BLEU, z-normalised DA, ...), which are in general not those means.
+  files: corpus BLEU, z-normalised DA, ...), which are in general not those means; a measure
+  without given values is left out, as mt-metrics-eval leaves out metrics without system-level
+  scores (``_common.given_left_out`` names them; the command line prints a note on stderr).
 * ``level="global"``: pool every item (input x system) into one correlation.
 * The human-written stories (system flagged ``is_human``) are excluded unless
   ``include_human=True``, as the paper removes them as outliers.
@@ -148,7 +150,9 @@ def correlate(
         study gives (``Study.system_values``, e.g. WMT's ``.sys.score`` files, as
         mt-metrics-eval's system-level correlations), for the criteria and the automatic
         measures alike; p-values and intervals are then those of the given values. ``"given"``
-        needs ``level="system"`` and a given value of every measure correlated.
+        needs ``level="system"``; a measure without any given value (WMT: no ``.sys.score``
+        file) is left out of the result, as mt-metrics-eval leaves it out at system level
+        (:func:`hanna_stats.analyses._common.given_left_out` names those left out).
 
     Returns
     -------
@@ -169,8 +173,8 @@ def correlate(
         ``pvalue_method``, at item level or for ``method="acc_eq"`` (no p-value), for
         ``"asymptotic"`` with Pearson, and, as scipy, for ``"exact"`` on a pair with tied values
         (Kendall, Spearman) or more than 14 pairs (Spearman), naming the pair; with
-        ``system_scores="given"``, at another level than system or for a measure without a
-        given value, naming it.
+        ``system_scores="given"``, at another level than system, or when no automatic measure
+        has a given value.
 
     Examples
     --------

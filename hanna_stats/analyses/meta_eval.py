@@ -9,6 +9,12 @@ Thin layer over :func:`hanna_stats.kernels.tie_calibration`,
 :mod:`hanna_stats.analyses.correlations`: the human-written stories are left out unless
 ``include_human``; ``level="item"`` averages over the inputs (``group_by="input"``) or over the
 systems (``group_by="system"``).
+
+``system_scores="given"`` (system level) takes the study's given system-level values (WMT's
+``.sys.score`` files) instead of the means over items, as ``correlate`` does; a measure without
+given values is left out (:func:`hanna_stats.analyses._common.given_left_out` names them; the
+command line prints them in a note on stderr). Soft pairwise accuracy permutes the items' scores
+and has no given-value form.
 """
 
 from __future__ import annotations
@@ -22,11 +28,14 @@ from hanna_stats._progress import progress
 from hanna_stats.analyses._common import (
     DEFAULT_KINDS,
     METHODS,
+    SYSTEM_SCORES,
     check_choice,
     check_kinds,
     check_level,
+    check_system_scores,
     criteria_cube,
     criterion_cube,
+    cube_criterion,
     human_mask,
     measure_against,
     ordered_pairs_frame,
@@ -49,6 +58,20 @@ def _split(cube: Cube) -> tuple[np.ndarray, np.ndarray]:
     """Indices of the human criteria and of the automatic measures of ``cube``."""
     human = human_mask(cube)
     return np.flatnonzero(human), np.flatnonzero(~human)
+
+
+def _select_criterion(
+    study: Study, cube: Cube, criteria: np.ndarray, criterion: str | None
+) -> np.ndarray:
+    """``criteria`` (indices of the cube's human criteria), or only that of ``criterion`` (name
+    or abbreviation), ValueError when the cube lacks it."""
+    if criterion is None:
+        return criteria
+    name = cube_criterion(study, cube, criterion)
+    kept = [i for i in criteria if cube.measures[i] == name]
+    if not kept:
+        raise ValueError(f"criterion {name!r} has no values in the systems analysed")
+    return np.asarray(kept, dtype=np.intp)
 
 
 #: Columns of :func:`calibrated_accuracy`.
@@ -108,9 +131,11 @@ def calibrated_accuracy(
     group_by: Literal["input", "system"] = "input",
     include_human: bool = False,
     kinds: tuple[str, ...] = DEFAULT_KINDS,
+    criterion: str | None = None,
+    system_scores: Literal["mean", "given"] = "mean",
 ) -> pl.DataFrame:
     """Tie-calibrated pairwise accuracy (or tau_eq) of every automatic measure with every
-    criterion.
+    criterion (or with ``criterion``).
 
     Each (measure, criterion) pair gets its own tie threshold ``epsilon`` on the measure's
     scores, the one maximising the statistic (Deutsch, Foster and Freitag 2023; see
@@ -127,6 +152,11 @@ def calibrated_accuracy(
         Item level: the groups (inputs, or systems).
     include_human : bool
     kinds : tuple of str
+    criterion : str, optional
+        One criterion (name or abbreviation); default all.
+    system_scores : {"mean", "given"}
+        System level: a system's value is the mean of its items (default) or the study's given
+        value (see the module; measures without one are left out).
 
     Returns
     -------
@@ -135,8 +165,10 @@ def calibrated_accuracy(
         statistic, epsilon, n_groups, n_skipped`` (``method`` is the statistic's name).
     """
     level = check_level(level)
-    cube = criteria_cube(study, check_kinds(kinds), include_human)
+    check_system_scores(system_scores, level)
+    cube = criteria_cube(study, check_kinds(kinds), include_human, system_scores)
     criteria, measures = _split(cube)
+    criteria = _select_criterion(study, cube, criteria, criterion)
     res = tie_calibration(
         cube.values[criteria],
         cube.values[measures],
@@ -191,6 +223,7 @@ def calibrated_comparison(
     swap: Literal["pairs", "scores"] = "pairs",
     include_human: bool = False,
     kinds: tuple[str, ...] = DEFAULT_KINDS,
+    system_scores: Literal["mean", "given"] = "mean",
 ) -> pl.DataFrame:
     """Pairwise permutation tests between tie-calibrated measures, for one criterion.
 
@@ -202,6 +235,7 @@ def calibrated_comparison(
     (input, system) cell instead and re-calibrates both in every permutation (MTME's
     ``PermutationSigDiff`` with ``KendallWithTiesOpt``): two calibrations per permutation and
     pair of measures (on HANNA, minutes for all 72 metrics; use ``kinds``/few permutations).
+    ``system_scores="given"`` (system level): the given system-level values (see the module).
 
     Returns
     -------
@@ -211,7 +245,8 @@ def calibrated_comparison(
         H1 "``measure_a`` agrees better with the criterion than ``measure_b``".
     """
     level = check_level(level)
-    criterion, names, cube = criterion_cube(study, criterion, kinds, include_human)
+    check_system_scores(system_scores, level)
+    criterion, names, cube = criterion_cube(study, criterion, kinds, include_human, system_scores)
     res = calibrated_permutation_test(
         cube.values[-1],
         cube.values[:-1],
@@ -244,8 +279,11 @@ def spa(
     seed: int | None = 0,
     include_human: bool = False,
     kinds: tuple[str, ...] = DEFAULT_KINDS,
+    criterion: str | None = None,
+    system_scores: Literal["mean", "given"] = "mean",
 ) -> pl.DataFrame:
-    """Soft pairwise accuracy of every automatic measure with every criterion.
+    """Soft pairwise accuracy of every automatic measure with every criterion (or with
+    ``criterion``, a name or abbreviation).
 
     For each pair of systems, the one-sided paired permutation p-value of "system i beats
     system j" over the inputs, from the criterion's and from the measure's scores (the same
@@ -256,6 +294,10 @@ def spa(
     Missing values as mt-metrics-eval: a system without any score of the criterion (one the
     humans did not rate) is left out, and an input drops out of the comparison of two systems,
     on both sides, when the criterion or the measure misses either system's score on it.
+
+    ``system_scores`` is ``"mean"`` only: the p-values permute the items' scores (as
+    mt-metrics-eval's ``PairwiseConfidenceError``, which reads segment scores), which given
+    system-level values do not have; ``"given"`` is refused (ValueError).
 
     Returns
     -------
@@ -268,8 +310,15 @@ def spa(
     Raises
     ------
     ValueError
-        When the study has fewer than 2 systems.
+        When the study has fewer than 2 systems, or for ``system_scores="given"``.
     """
+    check_choice("system_scores", system_scores, SYSTEM_SCORES)
+    if system_scores == "given":
+        raise ValueError(
+            "system_scores='given': soft pairwise accuracy permutes the items' scores of each "
+            "system (as mt-metrics-eval), which given system-level values do not have; use "
+            "system_scores='mean'"
+        )
     cube = criteria_cube(study, check_kinds(kinds), include_human)
     if len(cube.systems) < 2:
         raise ValueError(
@@ -278,6 +327,7 @@ def spa(
             + ("" if include_human else " (include_human=True adds the human-written outputs)")
         )
     criteria, measures = _split(cube)
+    criteria = _select_criterion(study, cube, criteria, criterion)
     res = soft_pairwise_accuracy(
         cube.values[criteria], cube.values[measures], permutations=permutations, seed=seed
     )
@@ -311,6 +361,7 @@ def metric_clusters(
     include_human: bool = False,
     variant: Literal["a", "b", "c"] = "b",
     kinds: tuple[str, ...] = DEFAULT_KINDS,
+    system_scores: Literal["mean", "given"] = "mean",
 ) -> pl.DataFrame:
     """Leaderboard of the measures for one criterion, in significance clusters (WMT style).
 
@@ -321,7 +372,8 @@ def metric_clusters(
     tie-calibrated accuracies (:func:`hanna_stats.kernels.calibrated_permutation_test`). Going
     down the list, a measure starts a new cluster when a measure of the current cluster beats
     it with ``p <= alpha`` (:func:`hanna_stats.kernels.significance_clusters`, mt-metrics-eval's
-    ``AssignRanks``).
+    ``AssignRanks``). ``system_scores="given"`` (system level) ranks by the given system-level
+    values (see the module), permuting them per system.
 
     Returns
     -------
@@ -332,7 +384,8 @@ def metric_clusters(
     """
     level = check_level(level)
     check_choice("method", method, CLUSTER_METHODS)
-    criterion, names, cube = criterion_cube(study, criterion, kinds, include_human)
+    check_system_scores(system_scores, level)
+    criterion, names, cube = criterion_cube(study, criterion, kinds, include_human, system_scores)
     columns = {}
     if method == "acc_eq":
         res = calibrated_permutation_test(

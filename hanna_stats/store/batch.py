@@ -8,6 +8,7 @@ Parsers (:mod:`hanna_stats.store.hanna`, :mod:`hanna_stats.store.tidy`) turn a f
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import duckdb
@@ -36,6 +37,11 @@ ITEMS = {
     "reference": pl.String,
     "row": pl.Int64,
 }
+# Every reference of an item (table item_references), first (standard) one at position 1: an
+# item listed here gets exactly these references where it has none stored or they change; its
+# ITEMS row's reference must be the text at position 1. Items not listed keep their stored ones
+# (their ITEMS reference, when given, is position 1).
+REFERENCES = {"item": pl.String, "position": pl.Int64, "name": pl.String, "text": pl.String}
 MEASURES = {
     "name": pl.String,
     "kind": pl.String,
@@ -119,6 +125,10 @@ class Batch:
         scales. Empty by default.
     notes : tuple of str
         What the parser left out or chose, for the ingest's summary (one sentence each).
+    references : polars.DataFrame
+        All the references of the batch's items that have several (schema
+        :data:`REFERENCES`, positions 1, 2, ... per item, position 1 equal to the item's
+        ``reference``). Empty by default: the items' ``reference`` is then their only known one.
     """
 
     systems: pl.DataFrame
@@ -133,11 +143,39 @@ class Batch:
     scale_policy: str = "error"
     system_scores: pl.DataFrame = field(default_factory=lambda: frame(SYSTEM_LEVEL))
     notes: tuple[str, ...] = ()
+    references: pl.DataFrame = field(default_factory=lambda: frame(REFERENCES))
 
     @property
     def n_values(self) -> int:
         """Number of scores plus ratings plus system-level values."""
         return self.scores.height + self.ratings.height + self.system_scores.height
+
+
+def reference_frame(references: Mapping[str, Sequence[tuple[str | None, str]]]) -> pl.DataFrame:
+    """:data:`REFERENCES` rows of ``{item: [(name, text), ...]}`` (each item's references, the
+    first one first); items with fewer than two references are left out (their ``reference`` in
+    :data:`ITEMS` says all)."""
+    rows = [
+        [item, k, name, text]
+        for item, refs in references.items()
+        if len(refs) > 1
+        for k, (name, text) in enumerate(refs, start=1)
+    ]
+    return frame(REFERENCES, rows) if rows else frame(REFERENCES)
+
+
+def _check_reference_frame(batch: Batch) -> None:
+    """A parser's own mistake, not the file's: references that contradict the items' first one."""
+    refs = batch.references
+    if not refs.height:
+        return
+    first = refs.filter(pl.col("position") == 1).join(
+        batch.items.select("name", "reference"), left_on="item", right_on="name", how="left"
+    )
+    bad = first.filter(pl.col("reference").is_null() | (pl.col("reference") != pl.col("text")))
+    keys = refs.select("item", "position")
+    if bad.height or keys.is_duplicated().any() or first.height != refs["item"].n_unique():
+        raise ValueError("batch references: position 1 of each item must be its items reference")
 
 
 def _quote_literal(text: str) -> str:
@@ -304,6 +342,7 @@ def _upsert(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
             reference = coalesce(excluded.reference, items.reference)
         """
     )
+    _upsert_references(con)
     columns = ", ".join(MEASURES)
     if batch.replace_measures:
         updates = ", ".join(f"{c} = excluded.{c}" for c in _MEASURE_ATTRIBUTES)
@@ -354,6 +393,45 @@ def _upsert(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
         JOIN measures m ON m.name = b.measure
         JOIN systems sy ON sy.name = b.system
         ON CONFLICT (measure_id, system_id) DO UPDATE SET value = excluded.value
+        """
+    )
+
+
+def _upsert_references(con: duckdb.DuckDBPyConnection) -> None:
+    """Write the batch's references (``_hs_references``; after the items): an item whose listed
+    references change one stored gets exactly the batch's (its stored ones beyond them go),
+    otherwise listed positions are written and stored ones beyond them kept; an item the batch
+    gives a reference but no list has its position 1 set to its (upserted) ``reference``."""
+    con.execute(
+        """
+        DELETE FROM item_references AS r USING (
+            SELECT it.item_id, max(b.position) AS n
+            FROM _hs_references b
+            JOIN items it ON it.name = b.item
+            LEFT JOIN item_references s ON s.item_id = it.item_id AND s.position = b.position
+            GROUP BY it.item_id
+            HAVING bool_or(s.text <> b.text)
+        ) AS c
+        WHERE r.item_id = c.item_id AND r.position > c.n
+        """
+    )
+    con.execute(
+        """
+        INSERT INTO item_references (item_id, position, name, text)
+        SELECT it.item_id, b.position, b.name, b.text
+        FROM _hs_references b JOIN items it ON it.name = b.item
+        ON CONFLICT (item_id, position) DO UPDATE SET
+            text = excluded.text,
+            name = coalesce(excluded.name, item_references.name)
+        """
+    )
+    con.execute(
+        """
+        INSERT INTO item_references (item_id, position, name, text)
+        SELECT it.item_id, 1, NULL, it.reference
+        FROM _hs_items b JOIN items it ON it.name = b.name
+        WHERE it.reference IS NOT NULL AND b.name NOT IN (SELECT item FROM _hs_references)
+        ON CONFLICT (item_id, position) DO UPDATE SET text = excluded.text
         """
     )
 
@@ -412,14 +490,36 @@ ORDER BY item NULLS LAST, system, measure, rater NULLS FIRST
 """
 
 
-# Stored item texts the batch would change (both known, different): the reference and output
-# texts changed, and the first such item (by name) with its stored and new texts.
-_TEXTS_CHANGED = """
-SELECT count(*) FILTER (WHERE b.reference <> it.reference),
-       count(*) FILTER (WHERE b.text <> it.text),
-       min(b.name)
+# Stored references the batch would change (both known, different), per item and position:
+# the batch's lists (_hs_references), else its items' reference as position 1.
+_REFERENCES_CHANGED = """
+WITH given AS (
+    SELECT item, position, text FROM _hs_references
+    UNION ALL
+    SELECT name, 1, reference FROM _hs_items
+    WHERE reference IS NOT NULL AND name NOT IN (SELECT item FROM _hs_references)
+)
+SELECT g.item, g.position, r.text AS stored, g.text AS new
+FROM given g
+JOIN items it ON it.name = g.item
+JOIN item_references r ON r.item_id = it.item_id AND r.position = g.position
+WHERE r.text <> g.text
+UNION ALL
+SELECT b.name, 1, it.reference, b.reference       -- a store opened without its migration
 FROM _hs_items b JOIN items it ON it.name = b.name
-WHERE b.reference <> it.reference OR b.text <> it.text
+WHERE b.reference <> it.reference
+"""
+
+# Stored item texts the batch would change (both known, different): the items whose references
+# and whose output texts change, and the first such item (by name).
+_TEXTS_CHANGED = f"""
+WITH refs AS (SELECT DISTINCT item FROM ({_REFERENCES_CHANGED})),
+outs AS (
+    SELECT b.name AS item FROM _hs_items b JOIN items it ON it.name = b.name
+    WHERE b.text <> it.text
+)
+SELECT (SELECT count(*) FROM refs), (SELECT count(*) FROM outs),
+       (SELECT min(item) FROM (SELECT item FROM refs UNION ALL SELECT item FROM outs))
 """
 
 
@@ -473,16 +573,21 @@ def _check_texts(con: duckdb.DuckDBPyConnection, source: Source, replace: bool) 
     """The stored reference and output texts the batch changes; refused unless ``replace``."""
     ((references, outputs, first),) = con.execute(_TEXTS_CHANGED).fetchall()
     if (references or outputs) and not replace:
-        ((stored_ref, new_ref, stored_text, new_text),) = con.execute(
-            "SELECT it.reference, b.reference, it.text, b.text "
-            "FROM _hs_items b JOIN items it ON it.name = b.name WHERE b.name = ?",
+        ref = con.execute(
+            f"SELECT position, stored, new FROM ({_REFERENCES_CHANGED}) WHERE item = ? "
+            "ORDER BY position LIMIT 1",
             [first],
         ).fetchall()
-        what, old, new = (
-            ("reference", stored_ref, new_ref)
-            if new_ref is not None and stored_ref is not None and new_ref != stored_ref
-            else ("text", stored_text, new_text)
-        )
+        if ref:
+            position, old, new = ref[0]
+            what = "reference" if position == 1 else f"reference {position}"
+        else:
+            ((old, new),) = con.execute(
+                "SELECT it.text, b.text FROM _hs_items b JOIN items it ON it.name = b.name "
+                "WHERE b.name = ?",
+                [first],
+            ).fetchall()
+            what = "text"
         raise source.error(
             f"would replace {references:,} reference text(s) and {outputs:,} output text(s) "
             f"already in the store (first: item {first!r}, {what} {old!r} -> {new!r}); pass "
@@ -547,6 +652,7 @@ def write_batch(
     """
     policy = check_policy(scale_policy or batch.scale_policy)
     _check_magnitudes(batch, source)
+    _check_reference_frame(batch)
     frames = {
         "_hs_systems": batch.systems,
         "_hs_inputs": batch.inputs,
@@ -556,6 +662,7 @@ def write_batch(
         "_hs_scores": batch.scores,
         "_hs_ratings": batch.ratings,
         "_hs_system_scores": batch.system_scores,
+        "_hs_references": batch.references,
     }
     for name, df in frames.items():
         con.register(name, df)

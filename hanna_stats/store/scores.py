@@ -35,6 +35,26 @@ def scored_pairs(con: duckdb.DuckDBPyConnection, measures: list[str]) -> pl.Data
     return pl.DataFrame(rows, schema={"item": pl.String, "measure": pl.String}, orient="row")
 
 
+def _references(items: pl.DataFrame) -> pl.DataFrame:
+    """All the references of ``items`` with several (optional columns ``references`` and
+    ``reference_columns`` of :class:`scoring.io.ScoringInput`), for ``item_references``."""
+    if "references" not in items.columns:
+        return b.frame(b.REFERENCES)
+    names = (
+        items["reference_columns"].to_list()
+        if "reference_columns" in items.columns
+        else [[None] * len(r) for r in items["references"].to_list()]
+    )
+    return b.reference_frame(
+        {
+            item: list(zip(cols, refs, strict=True))
+            for item, refs, cols in zip(
+                items["item"], items["references"].to_list(), names, strict=True
+            )
+        }
+    )
+
+
 def write_scores(
     con: duckdb.DuckDBPyConnection,
     source: Source,
@@ -60,7 +80,9 @@ def write_scores(
     items : polars.DataFrame
         Columns :data:`ITEM_COLUMNS`: item, input and system names, the texts (prompt to
         ``inputs.text``, story to ``items.text``, reference to ``items.reference``; a stored text
-        is only replaced by a non-null one) and the source row, named in consistency errors.
+        is only replaced by a non-null one) and the source row, named in consistency errors;
+        optionally ``references`` (each item's list of references, first one first, written
+        to ``item_references``) and ``reference_columns`` (their names).
         System ``Human`` is flagged ``is_human``.
     scores : polars.DataFrame
         Columns ``item, measure, value`` (NaN is stored as NULL).
@@ -128,6 +150,7 @@ def write_scores(
         ratings=b.frame(b.RATINGS),
         replace_measures=False,
         relative_positions=True,
+        references=_references(items),
     )
     fmt = f"scoring {datetime.now(UTC).isoformat()}"
     held = con.execute("SELECT name FROM study").fetchall()

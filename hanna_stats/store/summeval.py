@@ -22,9 +22,10 @@ Mapping into the store:
 
 - input: ``id``, its text ``text`` when given (the same on every line of a document);
 - system: ``model_id`` (none is human-written), positioned in natural order (M0, M1, ..., M23);
-- item: ``"<id>/<model_id>"``, its text ``decoded``, its reference the first of ``references``
-  (the store keeps one reference per item; multi-reference scoring reads them from its own
-  input file);
+- item: ``"<id>/<model_id>"``, its text ``decoded``, its references all of ``references`` in
+  order (table ``item_references``, named ``references[0]``, ``references[1]``, ...), the first
+  (the original CNN/DM highlights) also ``items.reference``; empty strings are skipped, as the
+  scoring files skip empty reference columns;
 - measures ``Coherence``, ``Consistency``, ``Fluency``, ``Relevance``: kind human, Likert 1..5,
   rated by the experts as raters ``SummEval expert 1..3`` of kind ``slot`` (positions: SummEval
   does not identify its annotators); an item's value is their mean, SummEval's standard
@@ -232,6 +233,7 @@ def parse_summeval(source: Source) -> b.Batch:
     n_raters = dict.fromkeys(PANELS, 0)
     metrics: dict[str, str] = {}  # measure -> path, in order of first appearance
     scores: list[tuple] = []
+    item_references: dict[str, list[tuple[str | None, str]]] = {}
     for row, record in _records(source):
         if not isinstance(record, dict):
             raise source.error(f"expected a JSON object, got {_show(record)}", row=row)
@@ -274,7 +276,9 @@ def parse_summeval(source: Source) -> b.Batch:
                 context=context,
             )
         item_rows[item] = row
-        items.append([item, doc, model, decoded, references[0] if references else None, row])
+        refs = [(f"references[{k}]", r) for k, r in enumerate(references) if r != ""]
+        item_references[item] = refs
+        items.append([item, doc, model, decoded, refs[0][1] if refs else None, row])
         for key, (suffix, rater) in PANELS.items():
             if key not in record:
                 continue
@@ -325,4 +329,5 @@ def parse_summeval(source: Source) -> b.Batch:
         ratings=b.frame(b.RATINGS, ratings),
         replace_measures=False,
         relative_positions=True,
+        references=b.reference_frame(item_references),
     )

@@ -31,8 +31,10 @@ Per-try judge answers: one row per item, judge measure and try, ``rater`` = the 
 = the rating read from the answer (empty when the answer held none), ``answer`` = the raw answer
 text (optional; rater rows only). A human rating needs a value; a judge's try needs a value or an
 answer. Measures already in the store keep their catalogue attributes, and must keep their kind.
-This loads other meta-evaluation studies (SummEval, WMT, ...). A CSV file may be
-gzip-compressed (``scores.csv.gz``), as may a Parquet file; names (every text column but
+This loads other meta-evaluation studies (SummEval, WMT, ...). Tidy files carry no texts (no
+output, input or reference text: a ``reference`` column is ignored like any other), so they
+write no ``item_references``; texts come from the study's own ingest or ``score --input``. A CSV
+file may be gzip-compressed (``scores.csv.gz``), as may a Parquet file; names (every text column but
 ``answer``) may not hold control characters.
 """
 

@@ -73,13 +73,21 @@ from __future__ import annotations
 import hashlib
 import io
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from hanna_stats.store import batch as b
 from hanna_stats.store.catalogue import CONTINUOUS, HUMAN, METRIC
 from hanna_stats.store.errors import DataNotFoundError, InputError
-from hanna_stats.store.source import Source, decode_text, read_source
+from hanna_stats.store.source import (
+    CONTROL_CHARACTERS,
+    GZIP_SUFFIX,
+    Source,
+    decode_text,
+    read_source,
+    shorten,
+)
 
 #: The folders of an MTME test set that the ingest needs.
 FOLDERS = ("sources", "references", "system-outputs", "human-scores", "metric-scores")
@@ -88,6 +96,7 @@ SYS_SCORE = ".sys.score"
 NO_TRANSLATION = "[No translation supplied]"
 #: The study's word for its items (the report's "segment level").
 ITEM_WORD = "segment"
+_CONTROL = re.compile(CONTROL_CHARACTERS)
 
 
 def is_test_set(path: str | Path) -> bool:
@@ -184,22 +193,45 @@ def _choose(root: Path, what: str, given: str | None, found: list[str], option: 
     """``given`` if it is in ``found``; else the only one found (None if none); else an error."""
     listed = ", ".join(found) or "none"
     if given is not None and given not in found:
-        raise InputError(f"no {what} {given!r}; found: {listed}", file=root)
+        raise InputError(f"no {what} {shorten(repr(given))}; found: {listed}", file=root)
     if given is None and len(found) > 1:
         raise InputError(f"{len(found)} {what}s ({listed}): choose one with {option}", file=root)
     return given if given is not None else (found[0] if found else None)
 
 
 def _named(folder: Path, prefix: str, suffix: str) -> dict[str, Path]:
-    """Files ``prefix + NAME + suffix`` in ``folder`` by NAME, sorted (none if no folder)."""
+    """Files ``prefix + NAME + suffix`` (or gzip-compressed, ``+ .gz``) in ``folder`` by NAME,
+    sorted (none if no folder); a NAME holding a control character, or given both plain and
+    compressed, is refused."""
     if not folder.is_dir():
         return {}
-    named = {
-        p.name[len(prefix) : len(p.name) - len(suffix)]: p
-        for p in folder.glob(f"{prefix}*{suffix}")
-        if p.is_file() and len(p.name) > len(prefix) + len(suffix)
-    }
-    return dict(sorted(named.items()))
+    named: dict[str, Path] = {}
+    for path in sorted(folder.iterdir()):
+        file = path.name
+        end = next(
+            (e for e in (suffix, suffix + GZIP_SUFFIX) if file.endswith(e)),
+            None,
+        )
+        if end is None or not file.startswith(prefix) or len(file) <= len(prefix) + len(end):
+            continue
+        if not path.is_file():
+            continue
+        name = file[len(prefix) : len(file) - len(end)]
+        hit = _CONTROL.search(name)
+        if hit is not None:
+            raise InputError(
+                f"control character U+{ord(hit.group()):04X} in the file name "
+                f"{shorten(repr(file))}: names may not hold control characters",
+                file=folder,
+            )
+        if name in named:
+            raise InputError(
+                f"both {shorten(repr(named[name].name))} and {shorten(repr(file))}: keep one "
+                "(a .gz file is read as its uncompressed content)",
+                file=folder,
+            )
+        named[name] = path
+    return named
 
 
 def read_test_set(
@@ -239,7 +271,8 @@ def read_test_set(
             raise InputError(
                 f"no folder {folder}/: an MTME test set holds {', '.join(FOLDERS)}", file=root
             )
-    lp = _choose(root, "language pair", lp, list(_named(root / "sources", "", ".txt")), "--lp")
+    source_files = _named(root / "sources", "", ".txt")
+    lp = _choose(root, "language pair", lp, list(source_files), "--lp")
     if lp is None:
         raise InputError("no source file sources/LP.txt (e.g. sources/en-de.txt)", file=root)
     refs = _named(root / "references", f"{lp}.", ".txt")
@@ -261,16 +294,16 @@ def read_test_set(
             if not (metric_references(name, list(refs)) or set()) <= main
         }
     )
-    documents = root / "documents" / f"{lp}.docs"
+    documents = _named(root / "documents", "", ".docs").get(lp)
     files = {
-        "sources": {lp: root / "sources" / f"{lp}.txt"},
+        "sources": {lp: source_files[lp]},
         "references": refs,
         "outputs": outputs,
         "human": _named(root / "human-scores", f"{lp}.", SEG_SCORE),
         "metrics": {n: p for n, p in metrics[SEG_SCORE].items() if n not in other},
         "human_system": _named(root / "human-scores", f"{lp}.", SYS_SCORE),
         "metric_system": {n: p for n, p in metrics[SYS_SCORE].items() if n not in other},
-        "documents": {lp: documents} if documents.is_file() else {},
+        "documents": {lp: documents} if documents is not None else {},
     }
     read = {role: {n: read_source(p) for n, p in named.items()} for role, named in files.items()}
     manifest = f"language pair {lp}, standard reference {ref}\n" + "".join(
@@ -323,7 +356,9 @@ def _score_lines(ts: TestSetSource, source: Source):
         system, text = fields
         if system not in ts.outputs:
             raise source.error(
-                f"system {system!r} has no output file system-outputs/{ts.lp}/{system}.txt",
+                f"system {shorten(repr(system))} has no output file "
+                f"system-outputs/{ts.lp}/"
+                + (f"{system}.txt" if system.isprintable() and len(system) <= 40 else "SYSTEM.txt"),
                 row=row,
                 column="system",
             )
@@ -333,7 +368,16 @@ def _score_lines(ts: TestSetSource, source: Source):
             value = math.nan
         if value is not None and not math.isfinite(value):
             raise source.error(
-                f"expected a finite number or None, got {text!r}", row=row, column="score"
+                f"expected a finite number or None, got {shorten(repr(text))}",
+                row=row,
+                column="score",
+            )
+        if value is not None and abs(value) > b.MAX_MAGNITUDE:
+            raise source.error(
+                f"score {shorten(text, 20)} exceeds {b.MAX_MAGNITUDE:g} in magnitude: statistics "
+                "on it would overflow; rescale the measure",
+                row=row,
+                column="score",
             )
         yield row, system, value
 

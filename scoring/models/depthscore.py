@@ -117,15 +117,21 @@ def depthscore(
 
     return np.array(
         [
-            dr_distance(unit(r.hidden[0]), unit(c.hidden[0]), depth_dirs, support_dirs,
-                        config.hanna_compat)
+            dr_distance(
+                unit(r.hidden[0]), unit(c.hidden[0]), depth_dirs, support_dirs, config.hanna_compat
+            )
             for r, c in zip(refs, cands, strict=True)
         ]
     )
 
 
-@register("depthscore", ["DepthScore"], family="embedding", reference=True,
-          requires=("torch", "transformers"))
+@register(
+    "depthscore",
+    ["DepthScore"],
+    family="embedding",
+    reference=True,
+    requires=("torch", "transformers"),
+)
 def score_depthscore(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     """DepthScore of each candidate against the human reference (see :func:`depthscore`)."""
     return {"DepthScore": depthscore(texts.candidates, texts.references, config)}

@@ -150,9 +150,7 @@ def supert(
 def score_supert(texts: Texts, config: ScoringConfig) -> dict[str, np.ndarray]:
     """SUPERT-PS (source = story, summary = prompt) and SUPERT-SS (source = prompt, summary =
     story), see :func:`supert`; the sentences are encoded once for both."""
-    both = supert(
-        [*texts.prompts, *texts.candidates], [*texts.candidates, *texts.prompts], config
-    )
+    both = supert([*texts.prompts, *texts.candidates], [*texts.candidates, *texts.prompts], config)
     return {"SUPERT-PS": both[: len(texts)], "SUPERT-SS": both[len(texts) :]}
 
 
