@@ -547,6 +547,7 @@ def _commands() -> tuple[Command, ...]:
             ),
             INCLUDE_HUMAN,
             KINDS,
+            SYSTEM_SCORES,
         ),
         _analysis(
             "bootstrap-pairs",

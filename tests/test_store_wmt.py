@@ -1122,3 +1122,36 @@ def test_wmt22_documents_and_notes(wmt22_dir):
     rows = con.execute("SELECT domain, document FROM inputs ORDER BY position").fetchall()
     assert rows == [tuple(line.split()) for line in lines]
     assert {d for d, _ in rows} == {"conversation", "ecommerce", "news", "social"}
+
+
+def test_williams_on_given_system_scores(test_set):
+    """`williams --system-scores given`: the correlations are those of `correlate` in given mode
+    (measures with given values only), n the systems with given values, and the p-value Williams'
+    T2 recomputed with scipy's t distribution (tests/test_report.py)."""
+    from test_report import _williams_p
+
+    from hanna_stats.analyses import williams
+
+    con = open_store()
+    ingest_wmt(con, test_set, lp="de-en", ref="refA")
+    study = load_study(con)
+    options = {"level": "system", "system_scores": "given", "include_human": True}
+    tests = williams(study, criterion="wmt-z", method="pearson", **options)
+    corr = correlate(study, method="pearson", **options)
+    between = correlate(study, method="pearson", against="metrics", **options)
+
+    def r(frame, a, b):
+        row = frame.filter((pl.col("measure") == a) & (pl.col("against") == b))
+        return row["statistic"][0]
+
+    row = tests.filter(
+        (pl.col("measure_a") == "CometKiwi-src") & (pl.col("measure_b") == "chrF-refA")
+    ).row(0, named=True)
+    assert row["n"] == len(SYSTEMS)  # the MT systems and refB (refA is the standard reference)
+    assert row["r_a"] == pytest.approx(r(corr, "CometKiwi-src", "wmt-z"), abs=1e-12)
+    assert row["r_b"] == pytest.approx(r(corr, "chrF-refA", "wmt-z"), abs=1e-12)
+    assert row["r_ab"] == pytest.approx(r(between, "CometKiwi-src", "chrF-refA"), abs=1e-12)
+    want = _williams_p(row["r_a"], row["r_b"], row["r_ab"], row["n"])
+    assert row["pvalue"] == pytest.approx(want, rel=1e-9)
+    with pytest.raises(ValueError, match="system_scores='given' is for level='system'"):
+        williams(study, criterion="wmt-z", level="item", system_scores="given")

@@ -39,9 +39,12 @@ from hanna_stats.analyses._common import (
     ITEM_SYSTEM_LEVELS,
     METHODS,
     check_choice,
+    check_kinds,
     check_level,
+    check_system_scores,
     correlation_matrix,
     criteria_cube,
+    cube_criterion,
     human_mask,
 )
 from hanna_stats.kernels import (
@@ -90,6 +93,7 @@ def williams(
     family: Literal["criterion", "pair", "all"] = "criterion",
     include_human: bool = False,
     kinds: tuple[str, ...] = DEFAULT_KINDS,
+    system_scores: Literal["mean", "given"] = "mean",
 ) -> pl.DataFrame:
     """Williams tests between every ordered pair of metrics for one human criterion.
 
@@ -134,6 +138,11 @@ def williams(
         Keep the human-written stories as a system (default False, as the paper).
     kinds : tuple of str
         Kinds of automatic measures to compare (default the paper's metrics).
+    system_scores : {"mean", "given"}
+        At system level, a system's value is the mean of its items (default) or the one the
+        study gives (WMT's ``.sys.score`` files; measures without one are left out, as
+        :func:`hanna_stats.analyses.correlations.correlate` does); ``n`` is then the number of
+        systems with given values.
 
     Returns
     -------
@@ -150,11 +159,14 @@ def williams(
     ...     (pl.col("measure_a") == "BERTScore F1") & (pl.col("measure_b") == "BLEU"))
     """
     check_choice("family", family, FAMILIES)
-    name = study.criterion(criterion)
+    check_system_scores(system_scores, check_level(level))
+    cube = criteria_cube(study, check_kinds(kinds), include_human, system_scores)
+    name = cube_criterion(study, cube, criterion)  # given mode: also a system-level-only one
+    criteria = [m for m, k in zip(cube.measures, cube.kinds, strict=True) if k == "human"]
     across = correction is not None and family != "criterion"
     frame = williams_frame(
         study,
-        criteria=list(study.criteria) if across else [name],
+        criteria=criteria if across else [name],
         levels=(level,),
         methods=(method,),
         n=n,
@@ -163,6 +175,7 @@ def williams(
         family=family,
         include_human=include_human,
         kinds=kinds,
+        system_scores=system_scores,
     )
     return frame.filter(pl.col("criterion") == name) if across else frame
 
@@ -217,6 +230,7 @@ def williams_frame(
     family: str = "criterion",
     include_human: bool = False,
     kinds: tuple[str, ...] = DEFAULT_KINDS,
+    system_scores: str = "mean",
 ) -> pl.DataFrame:
     """Williams tests of the automatic measures of ``kinds`` against ``criteria``.
 
@@ -230,9 +244,17 @@ def williams_frame(
     if correction is not None:
         check_choice("correction", correction, CORRECTIONS)
     check_choice("family", family, FAMILIES)
+    for level in levels:
+        check_system_scores(system_scores, level)
     n = _checked_n(n)  # before any work
-    cube = criteria_cube(study, kinds, include_human)
+    cube = criteria_cube(study, kinds, include_human, system_scores)
     metric_idx = np.flatnonzero(~human_mask(cube))
+    absent = [c for c in criteria if c not in cube.measures]
+    if absent:
+        raise ValueError(
+            f"criteria {absent} have no values here (system_scores={system_scores!r}: "
+            "a criterion without given system-level values is left out)"
+        )
     criterion_idx = np.array([cube.measures.index(c) for c in criteria], dtype=np.int64)
     names = np.asarray(cube.measures, dtype=object)
     metrics = len(metric_idx)
@@ -257,7 +279,12 @@ def williams_frame(
         n_level = williams_n(level, *cube.values.shape[1:], n)
         for method in methods:
             R = correlation_matrix(
-                study, level=level, method=method, include_human=include_human, kinds=kinds
+                study,
+                level=level,
+                method=method,
+                include_human=include_human,
+                kinds=kinds,
+                system_scores=system_scores,
             )[1].statistic
             r = R[np.ix_(criterion_idx, metric_idx)]
             RM = R[np.ix_(metric_idx, metric_idx)]
