@@ -1055,10 +1055,7 @@ def _run_analysis(command: Command, args: argparse.Namespace) -> int:
     module, name = (getattr(args, "function", None) or command.function).split(":")
     function = getattr(importlib.import_module(f"hanna_stats.analyses.{module}"), name)
     study, keywords = _study(args), command.keywords(args)
-    try:
-        df = function(study, **keywords)
-    except ValueError as err:
-        raise _missing_values(err, study, keywords) from err
+    df = function(study, **keywords)
     if df.is_empty() and command.empty_note:
         print(command.empty_note, file=sys.stderr)
     if keywords.get("system_scores") == "given":
@@ -1082,28 +1079,6 @@ def _note_left_out(study: Study, keywords: dict[str, Any]) -> None:
             f"system-level values (WMT: no .sys.score file): {names}{more}",
             file=sys.stderr,
         )
-
-
-def _missing_values(err: ValueError, study: Study, keywords: dict[str, Any]) -> ValueError:
-    """``err``; or, where a permutation test refused missing values (the kernels' ``X must not
-    contain NaN``), an error naming the measures and systems that lack values and what to do."""
-    if "must not contain NaN" not in str(err) or "criterion" not in keywords:
-        return err
-    from hanna_stats.analyses._common import criterion_cube
-
-    criterion, _, cube = criterion_cube(
-        study,
-        keywords["criterion"],
-        keywords["kinds"],
-        keywords["include_human"],
-        keywords.get("system_scores", "mean"),
-    )
-    return ValueError(
-        f"missing values: {cube.describe_missing(len(cube.measures) - 1)}; a permutation test "
-        "swaps two measures' scores item by item, so every measure compared needs a value "
-        f"wherever the criterion {criterion!r} has one: ingest the missing values, or leave "
-        "those systems out (--exclude-systems)"
-    )
 
 
 def _cmd_fetch(command: Command, args: argparse.Namespace) -> int:

@@ -337,3 +337,111 @@ def test_one_measure_has_no_pair_to_test(level):
     assert res.statistic.shape == (1,) and not np.isnan(res.statistic[0])
     assert np.isnan(res.pvalue).all() and res.pvalue.shape == (1, 1)
     assert res.n_valid.tolist() == [[0]]
+
+
+# ------------------------------------------------------------------------- missing values
+
+
+def reference_missing_deltas(X, C, a, b, swaps, level, method):
+    """:func:`reference_deltas` under the missing-value rule, written out: the cells where
+    ``a`` or ``b`` misses a score leave both measures (z-scored over the cells kept, scipy's
+    ``zscore``) and the criterion; means and correlations then omit them."""
+    keep = ~(np.isnan(X[a]) | np.isnan(X[b]))
+    Z = []
+    for m in (a, b):
+        z = np.full(X[m].shape, np.nan)
+        z[keep] = scipy.stats.zscore(X[m][keep])
+        Z.append(z)
+    C = np.where(keep, C, np.nan)
+
+    def stat(x):
+        if level != "system":
+            return level_stat(x, C, level, method)
+        means = [
+            [math.fsum(v for v in m[:, s] if not np.isnan(v)) / (~np.isnan(m[:, s])).sum()
+             if (~np.isnan(m[:, s])).any() else np.nan for s in range(m.shape[1])]
+            for m in (x, C)
+        ]  # fmt: skip
+        return corr(np.array(means[0]), np.array(means[1]), method)
+
+    out = []
+    for W in [np.zeros_like(swaps[0]), *swaps]:
+        za, zb = np.where(W == 1, Z[1], Z[0]), np.where(W == 1, Z[0], Z[1])
+        out.append(stat(za) - stat(zb))
+    return np.array(out)
+
+
+def gappy_cube(seed, groups=5, systems=4):
+    """Three measures: 0 complete, 1 missing a whole system and a cell, 2 missing two cells;
+    the criterion misses a cell too."""
+    X = cube(seed, groups=groups, systems=systems, decimals=1)
+    C = cube(seed + 1, measures=1, groups=groups, systems=systems, decimals=0)[0]
+    X[1][:, 3] = np.nan
+    X[1][0, 0] = np.nan
+    X[2][[0, 4], [0, 2]] = np.nan
+    C[2, 1] = np.nan
+    return X, C
+
+
+def test_missing_values_hand_worked_counts():
+    # Pair (0, 1): measure 1 misses system 3 (5 cells) and cell (0, 0); the criterion misses
+    # (2, 1) itself, so 6 cells with a criterion value drop; system 3 loses every cell.
+    # Pair (0, 2): cells (0, 0) and (4, 2). Pair (1, 2): the union, (0, 0) counted once: 7.
+    X, C = gappy_cube(31)
+    res = permutation_test_pairs(X, C, level="item", permutations=30, seed=1)
+    np.testing.assert_array_equal(res.n_missing, [[0, 6, 2], [6, 0, 7], [2, 7, 0]])
+    np.testing.assert_array_equal(res.n_systems_dropped, [[0, 1, 0], [1, 0, 1], [0, 1, 0]])
+    np.testing.assert_array_equal(res.n_inputs_dropped, np.zeros((3, 3)))
+    assert (res.n_valid[~np.eye(3, dtype=bool)] == 30).all()
+    # Each measure's statistic is over all its own cells (the criterion's pairwise omission).
+    for m in range(3):
+        assert res.statistic[m] == pytest.approx(level_stat(X[m], C, "item", "kendall"))
+    # A small case worked through every one of the 2^4 PERM-SYS swaps: the p-value of the
+    # pair (0, 1) equals the count of swaps reaching the observed difference, computed on the
+    # 3 systems left.
+    swaps = permutation_swaps(5, 4, permutations=16, seed=0, unit="systems")
+    bits = np.array(list(itertools.product((0, 1), repeat=4)), dtype=np.uint8)
+    swaps = np.ascontiguousarray(np.broadcast_to(bits[:, None, :], (16, 5, 4)))
+    res = permutation_test_pairs(X, C, level="system", method="pearson", swaps=swaps)
+    deltas = reference_missing_deltas(X, C, 0, 1, swaps, "system", "pearson")
+    assert res.pvalue[0, 1] == reference_pvalue(deltas, "two-sided")
+    # system 3 has no cell left: its coin changes nothing, so the 16 swaps come in 8 equal pairs
+    np.testing.assert_allclose(deltas[1:][bits[:, 3] == 0], deltas[1:][bits[:, 3] == 1])
+
+
+@pytest.mark.parametrize("unit", ["both", "systems"])
+@pytest.mark.parametrize(
+    "level, method",
+    [("item", "kendall"), ("item", "pearson"), ("system", "kendall"), ("global", "spearman")],
+)
+def test_missing_values_match_brute_force(unit, level, method):
+    X, C = gappy_cube(41)
+    swaps = permutation_swaps(5, 4, permutations=40, seed=3, unit=unit)
+    res = permutation_test_pairs(X, C, level=level, method=method, swaps=swaps, unit=unit)
+    for a, b in itertools.permutations(range(3), 2):
+        deltas = reference_missing_deltas(X, C, a, b, swaps, level, method)
+        d = deltas if a < b else -deltas
+        assert res.pvalue[a, b] == reference_pvalue(d, "two-sided"), (a, b)
+        assert res.n_valid[a, b] == (~np.isnan(deltas[1:])).sum()
+
+
+def test_missing_values_leave_complete_pairs_unchanged():
+    # The pairs of complete measures are computed as if the incomplete ones were absent, and
+    # a cube without missing values reports zero counts.
+    X, C = gappy_cube(51)
+    extra = cube(52, measures=1, groups=5, systems=4, decimals=1)
+    full = np.concatenate([X, extra])  # measures 0 and 3 complete
+    for level in ("item", "system"):
+        res = permutation_test_pairs(full, C, level=level, permutations=50, seed=7)
+        alone = permutation_test_pairs(full[[0, 3]], C, level=level, permutations=50, seed=7)
+        assert res.pvalue[0, 3] == alone.pvalue[0, 1]
+        assert res.pvalue[3, 0] == alone.pvalue[1, 0]
+        for count in (alone.n_missing, alone.n_inputs_dropped, alone.n_systems_dropped):
+            assert not count.any()
+    # A pair that keeps no cell has no test.
+    X[1][:] = np.nan
+    X[1][0, 0] = 1.0
+    X[2][0, 0] = np.nan
+    res = permutation_test_pairs(X, C, permutations=20)
+    assert np.isnan(res.pvalue[1, 2]) and res.n_valid[1, 2] == 0
+    assert res.n_systems_dropped[1, 2] == 4 and res.n_inputs_dropped[1, 2] == 5

@@ -192,6 +192,9 @@ PERMUTATION_SCHEMA = {
     "seed": pl.Int64,
     "n_drawn": pl.Int64,
     "n_valid": pl.Int64,
+    "n_missing": pl.Int64,
+    "n_inputs_dropped": pl.Int64,
+    "n_systems_dropped": pl.Int64,
 }
 
 
@@ -250,10 +253,13 @@ def permutation_test(
     -------
     polars.DataFrame
         One row per ordered pair with columns ``criterion, level, method, unit, measure_a,
-        measure_b, r_a, r_b, delta, pvalue, permutations, seed, n_drawn, n_valid``
-        (``n_drawn``: the permutations drawn for the pair, fewer than ``permutations`` when
-        early stopping settled it; ``n_valid``: those whose statistic was defined, the
-        p-value's denominator).
+        measure_b, r_a, r_b, delta, pvalue, permutations, seed, n_drawn, n_valid, n_missing,
+        n_inputs_dropped, n_systems_dropped`` (``n_drawn``: the permutations drawn for the pair,
+        fewer than ``permutations`` when early stopping settled it; ``n_valid``: those whose
+        statistic was defined, the p-value's denominator; ``n_missing``: cells with a criterion
+        value left out because a or b has none there, as mt-metrics-eval drops an item from
+        both sides of a comparison; ``n_inputs_dropped``, ``n_systems_dropped``: inputs and
+        systems left with no cell).
     """
     level = check_level(level)
     check_choice("method", method, METHODS)
@@ -290,5 +296,8 @@ def permutation_test(
             "pvalue": res.pvalue,
             "n_drawn": res.n_drawn,
             "n_valid": res.n_valid,
+            "n_missing": res.n_missing,
+            "n_inputs_dropped": res.n_inputs_dropped,
+            "n_systems_dropped": res.n_systems_dropped,
         },
     )

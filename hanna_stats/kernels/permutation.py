@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -49,7 +50,10 @@ class PermutationTestResult(NamedTuple):
     ``alternative`` (``"greater"``: the correlation of ``a`` exceeds that of ``b``);
     ``n_valid`` (M, M) int64: permutations whose statistic was defined (the p-value's
     denominator); ``n_drawn`` (M, M) int64: permutations drawn for the pair (all of them, or
-    fewer when early stopping settled it). The diagonal is NaN / 0.
+    fewer when early stopping settled it); ``n_missing`` (M, M) int64: the (input, system)
+    cells with a criterion value that the pair's test left out because ``a`` or ``b`` has no
+    score there; ``n_inputs_dropped`` / ``n_systems_dropped`` (M, M) int64: the inputs and
+    systems with a criterion value left with no cell for the pair. The diagonal is NaN / 0.
     """
 
     statistic: np.ndarray
@@ -57,6 +61,9 @@ class PermutationTestResult(NamedTuple):
     pvalue: np.ndarray
     n_valid: np.ndarray
     n_drawn: np.ndarray
+    n_missing: np.ndarray
+    n_inputs_dropped: np.ndarray
+    n_systems_dropped: np.ndarray
 
 
 def permutation_swaps(n_inputs, n_systems, *, permutations=1000, seed=0, unit="both"):
@@ -100,8 +107,10 @@ def standardize(X):
     ``scipy.stats.zscore`` of the flattened matrix (``nan_policy="omit"``: missing cells stay
     NaN and are left out of the mean and std); a constant measure becomes all zeros."""
     flat = X.reshape(X.shape[0], -1)
-    mean = np.nanmean(flat, axis=1)
-    std = np.nanstd(flat, axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a measure with no score: NaN
+        mean = np.nanmean(flat, axis=1)
+        std = np.nanstd(flat, axis=1)
     std[std == 0] = 1.0
     return ((X - mean[:, None, None]) / std[:, None, None]).reshape(X.shape)
 
@@ -364,7 +373,9 @@ def permutation_null(X, criterion, pairs, swaps, *, level="system", method="kend
 
     Parameters
     ----------
-    X : ndarray of float64, shape (M, G, S), without NaN
+    X : ndarray of float64, shape (M, G, S)
+        NaN only where the criterion is NaN too, the same cells in every measure of a pair
+        (:func:`_missing_jobs` arranges that).
     criterion : ndarray of float64, shape (G, S)
     pairs : ndarray of int64, shape (K, 2)
         Pairs (a, b) of measures of X.
@@ -428,12 +439,32 @@ def _null_function(X, criterion, pairs, level, method, variant):
     Z = standardize(X)
     method_code = check_option("method", method)
     variant_code = check_option("variant", variant)
+    present = ~np.isnan(Z)
+    scale = None
+    if present.all():
+        pass
+    elif level == "system":
+        # A pair's cells left out (NaN, the criterion NaN there too): each system mean is over
+        # its n_s kept cells, T's sums rescaled from G to n_s (NaN where a system keeps none).
+        count = present.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            scale = (Z.shape[1] / count)[None]
+        Z = np.where(present, Z, 0.0)
+    else:
+        Z = np.where(present, Z, 0.0)  # the criterion is NaN there: omitted pairwise
     if level == "system":
-        means = np.ascontiguousarray(Z.mean(axis=1))
+        if scale is None:
+            means = np.ascontiguousarray(Z.mean(axis=1))
+        else:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                means = np.ascontiguousarray(Z.sum(axis=1) * scale[0] / Z.shape[1])
         c = np.ascontiguousarray(at_level(criterion[None], "system", True)[0, 0])
 
         def null(columns, swaps):
             T = _swapped_system_sums(Z, swaps)
+            if scale is not None:
+                with np.errstate(invalid="ignore"):
+                    T = T * scale
             return _system_null(means, T, c, pairs[columns], method_code, variant_code)
 
     elif _fast_path(X.shape, level, method, variant):
@@ -568,10 +599,23 @@ def permutation_test_pairs(
     mt-metrics-eval stops on fixed thresholds of the running p-value (below 0.02 or above 0.5
     after each block of 1000) without an error bound.
 
+    **Missing values**: a swap needs both scores, so a cell (input, system) drops out of the
+    comparison of ``a`` and ``b`` when either misses its score there: for that pair both
+    measures and the criterion lose the cell (it leaves the z-scores, the system means and the
+    correlations alike, and is never swapped), as mt-metrics-eval's ``PermutationSigDiff``
+    drops the cells whose gold score is None from both metrics before z-scoring (its metric
+    scores cannot be None). A cell where only the criterion is missing stays in the z-scores,
+    as without missing values. The test's observed difference is then that of the common
+    cells, while ``statistic`` and ``delta`` keep each measure's correlation over all its own
+    cells. The result counts, per pair, the cells with a criterion value left out
+    (``n_missing``) and the inputs and systems that lose all their cells
+    (``n_inputs_dropped``, ``n_systems_dropped``); with no missing value they are 0 and the
+    result is that of the complete computation, bit for bit.
+
     Parameters
     ----------
     X : array_like, shape (M, G, S)
-        Measures (metrics), complete (a swap needs both scores).
+        Measures (metrics); NaN where a measure has no score (see **Missing values**).
     criterion : array_like, shape (G, S)
         The criterion; NaN allowed (omitted pairwise, and in system means).
     level : {"item", "system", "global"}
@@ -628,8 +672,6 @@ def permutation_test_pairs(
     C = validated({"criterion": criterion}, 2, 0)[0]
     if C.shape != X.shape[1:]:
         raise ValueError(f"criterion must have shape {X.shape[1:]}; got {C.shape}")
-    if np.isnan(X).any():
-        raise ValueError("X must not contain NaN: a permutation swaps the two measures' scores")
     if stop_alpha is not None and (
         isinstance(stop_alpha, bool)
         or not isinstance(stop_alpha, numbers.Real)
@@ -651,22 +693,28 @@ def permutation_test_pairs(
     iu = np.triu_indices(M, 1)
     pairs = np.stack(iu, axis=1)
     K = pairs.shape[0]
+    jobs, missing = _missing_jobs(X, C, pairs)
     step = max(1, -(-swaps.shape[0] // 20))
-    blocks = _pair_blocks(X.shape, K, level, method, variant)
-    steps = [(block, k) for block in blocks for k in range(0, swaps.shape[0], step)]
+    steps = [
+        (job, block, k)
+        for job, (Xj, _, pairs_j, _) in enumerate(jobs)
+        for block in _pair_blocks(Xj.shape, pairs_j.shape[0], level, method, variant)
+        for k in range(0, swaps.shape[0], step)
+    ]
     if progress is not None:
         steps = progress(steps, desc="permutations", total=len(steps))
     observed = np.full(K, np.nan)
     hits = np.zeros((2, K), dtype=np.int64)  # (a, b) and (b, a)
     valid = np.zeros(K, dtype=np.int64)
     drawn = np.zeros(K, dtype=np.int64)
-    for block, k in steps:
+    for job, block, k in steps:
+        Xj, Cj, pairs_j, index = jobs[job]
         if k == 0:  # a new block of pairs
-            null_of = _null_function(X, C, pairs[block], level, method, variant)
+            null_of = _null_function(Xj, Cj, pairs_j[block], level, method, variant)
             columns = np.arange(block.size)
         if columns.size == 0:
             continue  # every pair of the block settled (the progress bar runs to its end)
-        active = block[columns]
+        active = index[block[columns]]
         null = null_of(columns, swaps[k : k + step])
         observed[active] = null[:, 0]  # the same in every chunk
         for direction, sign in enumerate((1.0, -1.0)):  # (b, a): -delta
@@ -682,11 +730,54 @@ def permutation_test_pairs(
     r = level_correlation(X, C[None], level=level, method=method, variant=variant).statistic[:, 0]
     delta = r[:, None] - r[None, :]
     pvalue = np.full((M, M), np.nan)
-    n_valid = np.zeros((M, M), dtype=np.int64)
-    n_drawn = np.zeros((M, M), dtype=np.int64)
     pvalue[iu] = _ratio(hits[0], valid, observed)
     pvalue[iu[1], iu[0]] = _ratio(hits[1], valid, observed)
-    for out, values in ((n_valid, valid), (n_drawn, drawn)):
+    counts = []
+    for values in (valid, drawn, *missing):
+        out = np.zeros((M, M), dtype=np.int64)
         out[iu] = values
         out[iu[1], iu[0]] = values
-    return PermutationTestResult(r, delta, pvalue, n_valid, n_drawn)
+        counts.append(out)
+    return PermutationTestResult(r, delta, pvalue, *counts)
+
+
+def _missing_jobs(X, C, pairs):
+    """The pairs' work under the missing-value rule (mt-metrics-eval's, see
+    :func:`permutation_test_pairs`), and what it left out.
+
+    Returns ``(jobs, (n_missing, n_inputs_dropped, n_systems_dropped))``: ``jobs`` is a list
+    of ``(X_j, C_j, pairs_j, index)``, the cube, criterion and pairs (of ``X_j``'s measures)
+    of a piece of work and the pairs' positions in ``pairs``; the counts are per pair (K,).
+    The pairs of complete measures form one job on those measures (all of ``X`` when none
+    misses a value: the computation without missing values). Each pair with a missing value
+    is a job of its own: ``X[[a, b]]`` and the criterion with NaN in every cell where ``a``
+    or ``b`` has none, so that the cell drops out of both measures, their z-scores and the
+    criterion alike."""
+    K = pairs.shape[0]
+    gone = np.isnan(X)
+    incomplete = gone.any(axis=(1, 2))
+    counts = np.zeros((3, K), dtype=np.int64)
+    if not incomplete.any():
+        return [(X, C, pairs, np.arange(K))], counts
+    complete = np.flatnonzero(~incomplete)
+    position = np.full(X.shape[0], -1, dtype=np.int64)
+    position[complete] = np.arange(complete.size)
+    whole = ~incomplete[pairs].any(axis=1)
+    jobs = (
+        [] if not whole.any() else [(X[complete], C, position[pairs[whole]], np.flatnonzero(whole))]
+    )
+    rated = ~np.isnan(C)
+    for k in np.flatnonzero(~whole):
+        a, b = pairs[k]
+        drop = gone[a] | gone[b]
+        lost = drop & rated
+        kept = rated & ~drop
+        counts[:, k] = (
+            lost.sum(),
+            (rated.any(axis=1) & ~kept.any(axis=1)).sum(),
+            (rated.any(axis=0) & ~kept.any(axis=0)).sum(),
+        )
+        Xk = X[[a, b]]
+        Xk[:, drop] = np.nan
+        jobs.append((Xk, np.where(drop, np.nan, C), np.array([[0, 1]]), np.array([k])))
+    return jobs, counts

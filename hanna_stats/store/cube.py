@@ -44,24 +44,6 @@ class Cube:
     inputs: list[str]
     systems: list[str]
 
-    def describe_missing(self, measures: int | None = None, shown: int = 3) -> str:
-        """Which of the first ``measures`` measures (None: all) lack values, and where, for a
-        message: ``"'BLEU' lacks 2 values (systems 'B', 'C'); ..."`` (at most ``shown``
-        measures and systems each), or ``""`` when none does."""
-        missing = np.isnan(self.values[:measures])
-        lacking = np.flatnonzero(missing.any(axis=(1, 2)))
-        parts = []
-        for m in lacking[:shown]:
-            systems = [repr(self.systems[s]) for s in np.flatnonzero(missing[m].any(axis=0))]
-            more = ", ..." if len(systems) > shown else ""
-            parts.append(
-                f"{self.measures[m]!r} lacks {int(missing[m].sum()):,} value(s) (system "
-                f"{', '.join(systems[:shown])}{more})"
-            )
-        if len(lacking) > shown:
-            parts.append(f"{len(lacking) - shown} more measure(s)")
-        return "; ".join(parts)
-
 
 def check_hanna_dir(data_dir: str | Path) -> None:
     """Refuse a folder without ``hanna_metric_scores.csv`` with one line that says what was
