@@ -507,6 +507,7 @@ def _commands() -> tuple[Command, ...]:
             opt("--ties", choices="ties", default="average"),
             INCLUDE_HUMAN,
             KINDS,
+            SYSTEM_SCORES,
         ),
         _analysis(
             "topk",
@@ -521,6 +522,7 @@ def _commands() -> tuple[Command, ...]:
             _method("pearson"),
             INCLUDE_HUMAN,
             KINDS,
+            SYSTEM_SCORES,
         ),
         _analysis(
             "williams",

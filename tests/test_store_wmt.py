@@ -1155,3 +1155,49 @@ def test_williams_on_given_system_scores(test_set):
     assert row["pvalue"] == pytest.approx(want, rel=1e-9)
     with pytest.raises(ValueError, match="system_scores='given' is for level='system'"):
         williams(study, criterion="wmt-z", level="item", system_scores="given")
+
+
+def test_borda_on_given_system_scores(test_set):
+    """`borda --system-scores given`: the Borda count of the given-mode correlations (the
+    measures with given values; ranks summed over criteria x coefficients), by scipy's ranks."""
+    from scipy.stats import rankdata
+
+    from hanna_stats.analyses import borda
+
+    con = open_store()
+    ingest_wmt(con, test_set, lp="de-en", ref="refA")
+    study = load_study(con)
+    options = {"level": "system", "system_scores": "given", "include_human": True}
+    got = borda(study, **options)
+    columns = [
+        correlate(study, method=m, **options).with_columns(pl.col("statistic").abs())
+        for m in ("pearson", "spearman", "kendall")
+    ]
+    metrics = sorted(got["measure"])
+    want = {m: 0.0 for m in metrics}
+    for frame in columns:
+        for criterion in frame["against"].unique():
+            col = frame.filter(pl.col("against") == criterion)
+            values = [col.filter(pl.col("measure") == m)["statistic"][0] for m in metrics]
+            for m, rank in zip(metrics, rankdata(np.round(values, 12)) - 1, strict=True):
+                want[m] += rank
+    assert dict(zip(got["measure"], got["borda"], strict=True)) == pytest.approx(want)
+
+
+def test_topk_on_given_system_scores(test_set):
+    """`topk --system-scores given`: systems ranked by the criterion's given values and the
+    correlation recomputed on the given values of the k best (scipy)."""
+    from hanna_stats.analyses import topk
+
+    con = open_store()
+    ingest_wmt(con, test_set, lp="de-en", ref="refA")
+    study = load_study(con)
+    files = expected_system_values(test_set, "de-en")
+    frame = topk(study, ks=[3], system_scores="given", include_human=True)
+    row = frame.filter((pl.col("criterion") == "wmt-z") & (pl.col("measure") == "CometKiwi-src"))
+    ranked = sorted(SYSTEMS, key=lambda s: -files["wmt-z"][s])[:3]
+    assert row["systems"][0] == "; ".join(ranked)
+    want = stats.pearsonr(
+        [files["CometKiwi-src"][s] for s in ranked], [files["wmt-z"][s] for s in ranked]
+    ).statistic
+    assert row["statistic"][0] == pytest.approx(want, abs=1e-12)

@@ -17,6 +17,7 @@ from hanna_stats.analyses._common import (
     METHODS,
     check_choice,
     check_level,
+    check_system_scores,
     criteria_cube,
     human_mask,
 )
@@ -36,6 +37,7 @@ def borda(
     ties: Literal["average", "min", "max"] = "average",
     include_human: bool = False,
     kinds: tuple[str, ...] = DEFAULT_KINDS,
+    system_scores: Literal["mean", "given"] = "mean",
 ) -> pl.DataFrame:
     """Borda count of the metrics over the (criterion x coefficient) columns of one level (Tab. 6).
 
@@ -71,6 +73,10 @@ def borda(
         Keep the human-written stories as a system (default False, as the paper).
     kinds : tuple of str
         Kinds of automatic measures ranked (the paper: ``("metric",)``, its 72 metrics).
+    system_scores : {"mean", "given"}
+        System level: the columns correlate the means over items (default) or the study's given
+        system-level values (WMT's ``.sys.score`` files; measures without them left out), as
+        :func:`hanna_stats.analyses.correlations.correlate`.
 
     Returns
     -------
@@ -87,7 +93,14 @@ def borda(
     check_choice("ties", ties, TIE_RULES)
     columns = pl.concat(
         [
-            correlate(study, level=level, method=method, include_human=include_human, kinds=kinds)
+            correlate(
+                study,
+                level=level,
+                method=method,
+                include_human=include_human,
+                kinds=kinds,
+                system_scores=system_scores,
+            )
             for method in METHODS
         ]
     ).with_columns(pl.col("statistic").abs().alias("abs"))
@@ -127,6 +140,7 @@ def topk(
     method: Literal["pearson", "spearman", "kendall"] = "pearson",
     include_human: bool = False,
     kinds: tuple[str, ...] = DEFAULT_KINDS,
+    system_scores: Literal["mean", "given"] = "mean",
 ) -> pl.DataFrame:
     """Correlations of every metric with each criterion on the k best systems by that criterion.
 
@@ -148,6 +162,9 @@ def topk(
         Keep the human-written stories as a system.
     kinds : tuple of str
         Kinds of automatic measures correlated.
+    system_scores : {"mean", "given"}
+        System level: systems ranked and correlated by the means over items (default) or by the
+        study's given system-level values (measures without them left out).
 
     Returns
     -------
@@ -158,7 +175,8 @@ def topk(
     """
     level = check_level(level, ITEM_SYSTEM_LEVELS)
     check_choice("method", method, METHODS)
-    cube = criteria_cube(study, kinds, include_human)
+    check_system_scores(system_scores, level)
+    cube = criteria_cube(study, kinds, include_human, system_scores)
     human = human_mask(cube)
     # Systems without any rating of the human criteria (e.g. newly scored ones) cannot rank.
     rated = ~np.isnan(cube.values[human]).all(axis=(0, 1))
