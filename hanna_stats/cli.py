@@ -51,8 +51,9 @@ INGEST_FORMATS = (
     "wmt",
 )
 NO_RATINGS = (
-    "note: the store holds no rater-level ratings; ingest hanna_metric_scores_llm.csv "
-    "(judge slots) or the raw annotations file to compute agreement"
+    "note: the store holds no rater-level ratings, which agreement needs: ingest a tidy file "
+    "with a rater column (HANNA: hanna_metric_scores_llm.csv's judge slots or the raw "
+    "annotations file; SummEval: its annotation file)"
 )
 BUILD_STORE = "build one with `python -m hanna_stats ingest --db FILE DIR`"
 

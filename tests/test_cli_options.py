@@ -144,13 +144,24 @@ class _Recorder:
         (
             ["borda", "--level", "system", "--ties", "min"],
             "rankings:borda",
-            dict(level="system", ties="min", include_human=False, kinds=("metric",)),
+            dict(
+                level="system",
+                ties="min",
+                include_human=False,
+                kinds=("metric",),
+                system_scores="mean",
+            ),
         ),
         (
             ["topk", "--ks", "4,6", "--level", "story", "--method", "kendall"],
             "rankings:topk",
             dict(
-                ks=[4, 6], level="story", method="kendall", include_human=False, kinds=("metric",)
+                ks=[4, 6],
+                level="story",
+                method="kendall",
+                include_human=False,
+                kinds=("metric",),
+                system_scores="mean",
             ),
         ),
         (
@@ -182,6 +193,7 @@ class _Recorder:
                 family="pair",
                 include_human=False,
                 kinds=("metric",),
+                system_scores="mean",
             ),
         ),
         (

@@ -48,8 +48,10 @@ def test_correlation_ci_system_level_named_target(con):
 
 def test_permutation_test_on_hanna(con):
     df = permutation_test(con, criterion="Empathy", method="pearson", permutations=200)
-    assert df.shape == (72 * 71, 14)
+    assert df.shape == (72 * 71, 17)
     assert (df["unit"] == "both").all() and (df["n_drawn"] == 200).all()
+    # HANNA has no missing score: nothing drops out of any pair.
+    assert (df["n_missing"] == 0).all() and (df["n_systems_dropped"] == 0).all()
     row = df.filter((pl.col("measure_a") == "BERTScore F1") & (pl.col("measure_b") == "BLEU"))
     # The conventions' Williams example: system-level Pearson |r| 0.8867 vs 0.7730.
     assert abs(row["r_a"][0]) == pytest.approx(0.8867, abs=1e-4)
@@ -71,7 +73,7 @@ def test_story_level_kendall_units_and_early_stopping_on_hanna(con):
     )
 
     df = permutation_test(con, criterion="Coherence", level="story", permutations=100, seed=3)
-    assert df.shape == (72 * 71, 14) and (df["n_drawn"] == 100).all()
+    assert df.shape == (72 * 71, 17) and (df["n_drawn"] == 100).all()
     ref = correlate(con, level="story", method="kendall", kinds=("metric",))
     joined = df.join(
         ref.filter(pl.col("against") == "Coherence"), left_on="measure_a", right_on="measure"
