@@ -134,6 +134,16 @@ CREATE TABLE IF NOT EXISTS system_level_scores (
     PRIMARY KEY (measure_id, system_id)
 );
 
+-- Domain-level values that the study gives (WMT's LP.NAME.domain.score files: one value per
+-- domain and system, e.g. MQM per domain), stored as given like system_level_scores.
+CREATE TABLE IF NOT EXISTS domain_level_scores (
+    measure_id INTEGER NOT NULL,                 -- measures.measure_id
+    system_id  INTEGER NOT NULL,                 -- systems.system_id
+    domain     VARCHAR NOT NULL,                 -- inputs.domain
+    value      DOUBLE,                           -- NULL = missing
+    PRIMARY KEY (measure_id, system_id, domain)
+);
+
 -- The study the store holds: one row, written by the first ingest (HANNA, or the name given to
 -- a tidy ingest). A store holds one study: an ingest whose inputs are all new to a store that
 -- already has some is refused unless it asks to extend the study (ingest --extend).

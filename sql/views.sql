@@ -68,3 +68,13 @@ FROM system_level_scores g
 JOIN systems sy USING (system_id)
 JOIN measures m USING (measure_id)
 ORDER BY measure_position NULLS LAST, measure, system_position NULLS LAST, system;
+
+-- Domain-level values given by the study (table domain_level_scores: WMT's .domain.score
+-- files), with names.
+CREATE OR REPLACE VIEW given_domain_scores AS
+SELECT d.domain, sy.name AS system, sy.position AS system_position, sy.is_human,
+       m.name AS measure, m.kind, m.position AS measure_position, d.value
+FROM domain_level_scores d
+JOIN systems sy USING (system_id)
+JOIN measures m USING (measure_id)
+ORDER BY measure_position NULLS LAST, measure, domain, system_position NULLS LAST, system;

@@ -21,6 +21,7 @@ TABLES = {
     "scale_checks",
     "system_level_scores",
     "item_references",
+    "domain_level_scores",
 }
 VIEWS = {
     "measure_catalogue",
@@ -28,6 +29,7 @@ VIEWS = {
     "story_scores",
     "system_scores",
     "given_system_scores",
+    "given_domain_scores",
 }
 
 

@@ -10,6 +10,7 @@ import csv
 import io
 import math
 import re
+import shutil
 
 import duckdb
 import numpy as np
@@ -94,7 +95,7 @@ def make_test_set(root, seed=0):
     systems, seg-level MQM with a None, three metrics (BLEU-refA without refA's lines,
     CometKiwi-src with them, BLEU-refB without refB's), system-level files (:data:`SYS_FILES`:
     random values, not the means of the segments; MQM's refB None; BLEU-refB.sys.score), the
-    documents file (two domains of two documents each) and a domain-level file (not read)."""
+    documents file (two domains of two documents each) and a domain-level MQM file (news)."""
     rng = np.random.default_rng(seed)
     for lp in LPS:
         src = [f"{lp} source {i} ü" for i in range(N_SEGMENTS)]
@@ -196,13 +197,14 @@ def test_ingest_values_and_mapping(test_set):
     summary = ingest_wmt(con, test_set, lp="en-de", ref="refA")
     assert (summary.format, summary.source, summary.skipped) == ("wmt", "wmt23 en-de", False)
     n_sys = 4 + 4 + 3 + 4 + 3  # lines of the .sys.score files, refA's left out
-    assert summary.n_values == 4 * 4 + 4 * 4 + 4 * 4 + n_sys
+    n_domain = 4  # lines of mqm.domain.score, refA's left out
+    assert summary.n_values == 4 * 4 + 4 * 4 + 4 * 4 + n_sys + n_domain
     assert summary.added == {
         "systems": 4,
         "inputs": 4,
         "items": 16,
         "measures": 5,
-        "values": 48 + n_sys,
+        "values": 48 + n_sys + n_domain,
     }
     assert con.execute("SELECT name FROM study").fetchall() == [("wmt23 en-de",)]
 
@@ -810,10 +812,10 @@ def test_standard_reference_is_not_a_system(test_set):
     con = open_store()
     summary = ingest_wmt(con, test_set, lp="en-de", ref="refA")
     # refA's lines: 4 in mqm.seg, 4 in CometKiwi-src.seg, 1 in each of mqm, wmt-z and
-    # CometKiwi-src .sys (BLEU-refA has none, BLEU-refB is not read)
+    # CometKiwi-src .sys, 1 in mqm.domain (BLEU-refA has none, BLEU-refB is not read)
     assert summary.notes[0] == (
         "the standard reference refA is the items' reference, not a system: left out its "
-        "output file and its 11 score(s)"
+        "output file and its 12 score(s)"
     )
     assert "\n  note: the standard reference refA is the items' reference" in str(summary)
     assert con.execute(
@@ -895,7 +897,7 @@ def test_old_store_gains_domain_and_document(tmp_path):
     old_schema = "\n".join(
         line
         for line in read_sql("schema.sql").splitlines()
-        if not re.match(r"\s*(domain|document)\s+VARCHAR|ALTER TABLE inputs", line)
+        if not re.match(r"\s*(domain|document)\s+VARCHAR,?$|ALTER TABLE inputs", line)
     ).replace("text     VARCHAR,\n", "text     VARCHAR\n")
     db = tmp_path / "old.duckdb"
     con = duckdb.connect(str(db))
@@ -997,7 +999,7 @@ def test_missing_folder(test_set):
 def test_cli(test_set, tmp_path, capsys):
     db = tmp_path / "wmt.duckdb"
     assert main(["ingest", "--db", str(db), str(test_set), "--lp", "en-de", "--ref", "refA"]) == 0
-    assert "wmt23 en-de: wmt, 66 values" in capsys.readouterr().out
+    assert "wmt23 en-de: wmt, 70 values" in capsys.readouterr().out
     assert main(["correlate", "--db", str(db), "--level", "system", "--format", "csv"]) == 0
     assert "BLEU-refA,mqm,system" in capsys.readouterr().out
     given = ["correlate", "--db", str(db), "--level", "system", "--system-scores", "given"]
@@ -1110,10 +1112,11 @@ def test_wmt22_documents_and_notes(wmt22_dir):
     con = open_store()
     summary = ingest_wmt(con, wmt22_dir, lp="zh-en", ref="refA")
     # refA's lines: 1,875 in each of the 5 human .seg files, the 10 -src metrics and
-    # SEScore-refA (the other -refA metrics have none), 1 in 3 of the 5 human .sys files
+    # SEScore-refA (the other -refA metrics have none), 1 in 3 of the 5 human .sys files, and
+    # 8 in the .domain files (4 domains in 2 of the 4 files)
     assert summary.notes == (
         "the standard reference refA is the items' reference, not a system: left out its "
-        "output file and its 30,003 score(s)",
+        "output file and its 30,011 score(s)",
         "left out 21 metric(s) computed against another reference than refA (BERTScore-refB, "
         "BLEU-refB, BLEURT-20-refB, ...): to study a metric of reference refB, ingest wmt22 with "
         "--lp zh-en --ref refB into another store",
@@ -1201,3 +1204,35 @@ def test_topk_on_given_system_scores(test_set):
         [files["CometKiwi-src"][s] for s in ranked], [files["wmt-z"][s] for s in ranked]
     ).statistic
     assert row["statistic"][0] == pytest.approx(want, abs=1e-12)
+
+
+def test_wmt22_domain_level_scores_stored_as_given(wmt22_dir, tmp_path):
+    """The `.domain.score` files (`DOMAIN SYSTEM SCORE`) are stored as given (view
+    `given_domain_scores`), the standard reference's lines left out; a domain that
+    `documents/LP.docs` does not name is refused with its line."""
+    con = open_store()
+    ingest_wmt(con, wmt22_dir, lp="zh-en", ref="refA")
+    stored = {
+        (measure, domain, system): value
+        for measure, domain, system, value in con.execute(
+            "SELECT measure, domain, system, value FROM given_domain_scores ORDER BY ALL"
+        ).fetchall()
+    }
+    expected = {}
+    for path in sorted((wmt22_dir / "human-scores").glob("zh-en.*.domain.score")):
+        measure = path.name[len("zh-en.") : -len(".domain.score")]
+        for line in path.read_text(encoding="utf-8").splitlines():
+            domain, system, score = line.split()
+            if system != "refA":
+                expected[measure, domain, system] = None if score == "None" else float(score)
+    # 4 domains x (MQM and appraise: 19 systems; DA and DA-z: the 13 they rate)
+    assert stored == expected and len(stored) == 4 * (19 + 19 + 13 + 13)
+    # A domain the documents file does not name: refused, nothing written.
+    copy = tmp_path / "wmt22"
+    shutil.copytree(wmt22_dir, copy)
+    path = copy / "human-scores" / "zh-en.mqm.domain.score"
+    path.write_text(path.read_text(encoding="utf-8").replace("news\t", "sports\t", 1))
+    fresh = open_store()
+    with pytest.raises(InputError, match=r"zh-en\.mqm\.domain\.score, row \d+, column 'domain'"):
+        ingest_wmt(fresh, copy, lp="zh-en", ref="refA")
+    assert fresh.execute("SELECT count(*) FROM domain_level_scores").fetchall() == [(0,)]

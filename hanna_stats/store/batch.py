@@ -76,7 +76,9 @@ RATINGS = {
     "row": pl.Int64,  # 1-based data row in the file, when known (named in errors)
 }
 # System-level values the study gives (WMT's .sys.score files), not means over items.
-SYSTEM_LEVEL = {"system": pl.String, "measure": pl.String, "value": pl.Float64}
+# domain: null for a system-level value (table system_level_scores), else the domain of a
+# domain-level one (table domain_level_scores: WMT's .domain.score files).
+SYSTEM_LEVEL = {"system": pl.String, "measure": pl.String, "value": pl.Float64, "domain": pl.String}
 _MEASURE_ATTRIBUTES = [c for c in MEASURES if c != "name"]
 WIDE_RESERVED = ("item", "input", "system", "is_human")  # the key columns of scores_wide
 
@@ -121,7 +123,8 @@ class Batch:
         the caller says otherwise (one of :data:`~hanna_stats.store.catalogue.SCALE_POLICIES`).
     system_scores : polars.DataFrame
         System-level values given by the study (table ``system_level_scores``; schema
-        :data:`SYSTEM_LEVEL`), for systems and measures of the batch; not checked against
+        :data:`SYSTEM_LEVEL`), and domain-level ones where ``domain`` is set (table
+        ``domain_level_scores``), for systems and measures of the batch; not checked against
         scales. Empty by default.
     notes : tuple of str
         What the parser left out or chose, for the ingest's summary (one sentence each).
@@ -392,7 +395,19 @@ def _upsert(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
         FROM _hs_system_scores b
         JOIN measures m ON m.name = b.measure
         JOIN systems sy ON sy.name = b.system
+        WHERE b.domain IS NULL
         ON CONFLICT (measure_id, system_id) DO UPDATE SET value = excluded.value
+        """
+    )
+    con.execute(
+        """
+        INSERT INTO domain_level_scores (measure_id, system_id, domain, value)
+        SELECT m.measure_id, sy.system_id, b.domain, b.value
+        FROM _hs_system_scores b
+        JOIN measures m ON m.name = b.measure
+        JOIN systems sy ON sy.name = b.system
+        WHERE b.domain IS NOT NULL
+        ON CONFLICT (measure_id, system_id, domain) DO UPDATE SET value = excluded.value
         """
     )
 
@@ -452,10 +467,15 @@ _ADDED = {
                     SELECT 1 FROM ratings r JOIN items it USING (item_id)
                     JOIN measures m USING (measure_id) JOIN raters rt USING (rater_id)
                     WHERE it.name = b.item AND m.name = b.measure AND rt.name = b.rater))
-             + (SELECT count(*) FROM _hs_system_scores b WHERE NOT EXISTS (
+             + (SELECT count(*) FROM _hs_system_scores b WHERE b.domain IS NULL AND NOT EXISTS (
                     SELECT 1 FROM system_level_scores g JOIN systems sy USING (system_id)
                     JOIN measures m USING (measure_id)
                     WHERE sy.name = b.system AND m.name = b.measure))
+             + (SELECT count(*) FROM _hs_system_scores b WHERE b.domain IS NOT NULL
+                AND NOT EXISTS (
+                    SELECT 1 FROM domain_level_scores d JOIN systems sy USING (system_id)
+                    JOIN measures m USING (measure_id)
+                    WHERE sy.name = b.system AND m.name = b.measure AND d.domain = b.domain))
     """,
 }
 
@@ -485,7 +505,15 @@ FROM _hs_system_scores b
 JOIN systems sy ON sy.name = b.system
 JOIN measures m ON m.name = b.measure
 JOIN system_level_scores g ON g.system_id = sy.system_id AND g.measure_id = m.measure_id
-WHERE g.value IS DISTINCT FROM b.value
+WHERE b.domain IS NULL AND g.value IS DISTINCT FROM b.value
+UNION ALL
+SELECT NULL, sy.name, m.name || ' (domain ' || b.domain || ')', NULL, d.value, b.value
+FROM _hs_system_scores b
+JOIN systems sy ON sy.name = b.system
+JOIN measures m ON m.name = b.measure
+JOIN domain_level_scores d ON d.system_id = sy.system_id AND d.measure_id = m.measure_id
+                              AND d.domain = b.domain
+WHERE d.value IS DISTINCT FROM b.value
 ORDER BY item NULLS LAST, system, measure, rater NULLS FIRST
 """
 

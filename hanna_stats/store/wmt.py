@@ -60,8 +60,13 @@ The standard reference is not in the folder (MTME's meta-info names it: ``refA``
 ``refB`` e.g. for wmt23 he-en): ``ref`` chooses it, and may be left out when the pair has one
 reference.
 
-Domain- and document-level score files (``LP.NAME.domain.score``, ``.doc.score``),
-``metadata/`` and ``*.rating`` files are not read.
+- a **domain-level value** is one line ``DOMAIN SYSTEM SCORE`` of a ``.domain.score`` file
+  (``human-scores/LP.NAME.domain.score``, ``metric-scores/LP/METRIC-REF.domain.score``), stored
+  as given (table ``domain_level_scores``, view ``given_domain_scores``); its domain must be
+  one of ``documents/LP.docs`` when that file is there.
+
+Document-level score files (``.doc.score``), ``metadata/`` and ``*.rating`` files are not
+read.
 
 The ingest's checksum is the SHA-256 of a manifest: the language pair and standard reference,
 then ``SHA256  PATH`` for every file read, sorted by path; the same files ingested again with the
@@ -74,7 +79,7 @@ import hashlib
 import io
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from hanna_stats.store import batch as b
@@ -93,6 +98,7 @@ from hanna_stats.store.source import (
 FOLDERS = ("sources", "references", "system-outputs", "human-scores", "metric-scores")
 SEG_SCORE = ".seg.score"
 SYS_SCORE = ".sys.score"
+DOMAIN_SCORE = ".domain.score"
 NO_TRANSLATION = "[No translation supplied]"
 #: The study's word for its items (the report's "segment level").
 ITEM_WORD = "segment"
@@ -182,6 +188,8 @@ class TestSetSource(Source):
     metric_system: dict[str, Source]
     documents: Source | None
     other_metrics: tuple[str, ...]
+    human_domain: dict[str, Source] = field(default_factory=dict)
+    metric_domain: dict[str, Source] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -284,7 +292,8 @@ def read_test_set(
     # MTME's GetCorrelations keeps a metric whose references are among the main ones.
     main = {ref} if ref is not None else set()
     metrics = {
-        level: _named(root / "metric-scores" / lp, "", level) for level in (SEG_SCORE, SYS_SCORE)
+        level: _named(root / "metric-scores" / lp, "", level)
+        for level in (SEG_SCORE, SYS_SCORE, DOMAIN_SCORE)
     }
     other = sorted(
         {
@@ -303,6 +312,8 @@ def read_test_set(
         "metrics": {n: p for n, p in metrics[SEG_SCORE].items() if n not in other},
         "human_system": _named(root / "human-scores", f"{lp}.", SYS_SCORE),
         "metric_system": {n: p for n, p in metrics[SYS_SCORE].items() if n not in other},
+        "human_domain": _named(root / "human-scores", f"{lp}.", DOMAIN_SCORE),
+        "metric_domain": {n: p for n, p in metrics[DOMAIN_SCORE].items() if n not in other},
         "documents": {lp: documents} if documents is not None else {},
     }
     read = {role: {n: read_source(p) for n, p in named.items()} for role, named in files.items()}
@@ -329,6 +340,8 @@ def read_test_set(
         read["metric_system"],
         read["documents"].get(lp),
         tuple(other),
+        human_domain=read["human_domain"],
+        metric_domain=read["metric_domain"],
     )
 
 
@@ -347,12 +360,15 @@ def _texts(source: Source, n: int, sources: Source) -> list[str | None]:
     return [None if line == NO_TRANSLATION else line for line in lines]
 
 
-def _score_lines(ts: TestSetSource, source: Source):
-    """The lines ``SYSTEM SCORE`` of a score file as ``(row, system, score or None)``."""
+def _score_lines(ts: TestSetSource, source: Source, *, domain: bool = False):
+    """The lines ``SYSTEM SCORE`` of a score file as ``(row, system, score or None, None)``, or
+    with ``domain`` the lines ``DOMAIN SYSTEM SCORE`` as ``(row, system, score, domain)``."""
+    layout = "DOMAIN SYSTEM SCORE" if domain else "SYSTEM SCORE"
     for row, line in enumerate(_lines(source), start=1):
         fields = line.split()
-        if len(fields) != 2:
-            raise source.error(f"expected 'SYSTEM SCORE', got {len(fields)} fields", row=row)
+        if len(fields) != 2 + domain:
+            raise source.error(f"expected {layout!r}, got {len(fields)} fields", row=row)
+        key = fields.pop(0) if domain else None
         system, text = fields
         if system not in ts.outputs:
             raise source.error(
@@ -379,16 +395,28 @@ def _score_lines(ts: TestSetSource, source: Source):
                 row=row,
                 column="score",
             )
-        yield row, system, value
+        yield row, system, value, key
 
 
-def _system_scores(ts: TestSetSource, source: Source) -> dict[str, float | None]:
-    """A system-level score file: each system's one score."""
-    scores: dict[str, float | None] = {}
-    for row, system, value in _score_lines(ts, source):
-        if system in scores:
-            raise source.error(f"system {system!r} has more than one score", row=row)
-        scores[system] = value
+def _given_scores(
+    ts: TestSetSource, source: Source, domains: set[str] | None = None
+) -> dict[tuple[str, str | None], float | None]:
+    """A system-level score file: each system's one score, keyed ``(system, None)``; with
+    ``domains`` (a set, empty when the test set has no documents file) a domain-level file: each
+    (system, domain)'s one score, the domain one of ``domains`` when there are any."""
+    scores: dict[tuple[str, str | None], float | None] = {}
+    for row, system, value, domain in _score_lines(ts, source, domain=domains is not None):
+        if domains and domain not in domains:
+            raise source.error(
+                f"domain {shorten(repr(domain))} is not one of documents/{ts.lp}.docs: "
+                f"{', '.join(sorted(domains))}",
+                row=row,
+                column="domain",
+            )
+        if (system, domain) in scores:
+            where = f" in domain {domain!r}" if domain is not None else ""
+            raise source.error(f"system {system!r} has more than one score{where}", row=row)
+        scores[system, domain] = value
     return scores
 
 
@@ -396,7 +424,7 @@ def _scores(ts: TestSetSource, source: Source, n: int) -> dict[str, list[float |
     """A segment-level score file: per system, its ``n`` scores in segment order."""
     scores: dict[str, list[float | None]] = {}
     last: dict[str, int] = {}
-    for row, system, value in _score_lines(ts, source):
+    for row, system, value, _ in _score_lines(ts, source):
         values = scores.setdefault(system, [])
         values.append(value)
         last[system] = row
@@ -474,9 +502,10 @@ def parse_test_set(ts: TestSetSource) -> b.Batch:
     n = len(sources)
     refs = {name: _texts(s, n, ts.sources) for name, s in ts.references.items()}
     outputs = {name: _texts(s, n, ts.sources) for name, s in ts.outputs.items()}
-    # A measure's source: its segment-level file, else its system-level one.
-    human = ts.human_system | ts.human
-    metrics = ts.metric_system | ts.metrics
+    # A measure's source: its segment-level file, else its system-level one, else its
+    # domain-level one.
+    human = ts.human_domain | ts.human_system | ts.human
+    metrics = ts.metric_domain | ts.metric_system | ts.metrics
     measures = [(name, HUMAN, None, human[name]) for name in sorted(human)]
     for name in sorted(metrics):
         if "-" not in name:
@@ -494,18 +523,23 @@ def parse_test_set(ts: TestSetSource) -> b.Batch:
             raise s.error(f"measure name {name!r} is reserved (a key column of scores_wide)")
         seen[name] = s
     values = {name: _scores(ts, s, n) for name, s in (ts.human | ts.metrics).items()}
-    given = {
-        name: _system_scores(ts, s) for name, s in (ts.human_system | ts.metric_system).items()
-    }
-    # The standard reference is no system: its output file and scores are left out.
-    left_out = sum(len(by.pop(ts.ref, ())) for by in values.values())
-    for by in given.values():
-        if ts.ref in by:
-            del by[ts.ref]
-            left_out += 1
     domains, documents = (
         _documents(ts.documents, n, ts.sources) if ts.documents is not None else (None, None)
     )
+    given = [
+        (name, _given_scores(ts, s, level))
+        for level, files in (
+            (None, ts.human_system | ts.metric_system),
+            (set(domains or ()), ts.human_domain | ts.metric_domain),
+        )
+        for name, s in files.items()
+    ]
+    # The standard reference is no system: its output file and scores are left out.
+    left_out = sum(len(by.pop(ts.ref, ())) for by in values.values())
+    for _, by in given:
+        for key in [k for k in by if k[0] == ts.ref]:
+            del by[key]
+            left_out += 1
 
     systems = [s for s in outputs if s != ts.ref]
     inputs = [f"{lp}:{i}" for i in range(n)]
@@ -562,7 +596,11 @@ def parse_test_set(ts: TestSetSource) -> b.Batch:
         relative_positions=True,
         system_scores=b.frame(
             b.SYSTEM_LEVEL,
-            [(system, measure, v) for measure, by in given.items() for system, v in by.items()],
+            [
+                (system, measure, v, domain)
+                for measure, by in given
+                for (system, domain), v in by.items()
+            ],
         ),
         notes=_notes(ts, left_out),
     )
