@@ -135,7 +135,7 @@ def metric_heatmap(
     tooltip: Sequence[str] | None = None,
     spread: str | None = None,
     scale: str = "auto",
-    marked: str | None = None,
+    marked_at: float | None = None,
     sort_x: Sequence[str] | None = None,
     sort_y: Sequence[str] | None = None,
 ) -> alt.LayerChart:
@@ -144,8 +144,7 @@ def metric_heatmap(
     Parameters
     ----------
     frame : polars.DataFrame
-        Tidy data holding ``x``, ``y``, ``color``, the ``choices`` columns, ``tooltip`` and
-        ``marked``.
+        Tidy data holding ``x``, ``y``, ``color``, the ``choices`` columns and ``tooltip``.
     name : str
         Chart name (prefix of its parameter names).
     choices : dict
@@ -163,15 +162,15 @@ def metric_heatmap(
         The colour scale (:func:`colour_scale`): ``"auto"`` (default; from the column's name and
         values), ``"signed"``, ``"magnitude"`` or ``"pvalue"``. Its domain covers every value
         of ``color`` under every choice.
-    marked : str, optional
-        A boolean column: its true cells carry a white star (e.g. significant at alpha).
+    marked_at : float, optional
+        Cells whose ``color`` value is at most this carry a white star (e.g. p-values
+        significant at alpha: ``marked_at=0.05``); decided in the page from the values shown.
     sort_x, sort_y : sequence of str, optional
         Axis orders (default: order of first appearance in ``frame``).
     """
     choices = choices or {}
     tooltip = [x, y, color] if tooltip is None else list(tooltip)
-    extra = [marked] if marked else []
-    columns = list(dict.fromkeys([x, y, *choices, color, *tooltip, *extra]))
+    columns = list(dict.fromkeys([x, y, *choices, color, *tooltip]))
     frame = frame.select(columns)
     sort_x = list(sort_x or frame[x].unique(maintain_order=True))
     sort_y = list(sort_y or frame[y].unique(maintain_order=True))
@@ -184,7 +183,7 @@ def metric_heatmap(
     base = alt.Chart(_values(data))
     if spread is not None:
         options = list(choices[spread])
-        spread_values = [short[c] for c in columns if c in numeric or c == marked]
+        spread_values = [short[c] for c in columns if c in numeric]
         spread_values = [v for v in spread_values if v != short[spread]]
         data = _widen(data, short[spread], options, spread_values)
         at = f"indexof({json.dumps(options)}, {params[spread].name})"
@@ -210,8 +209,8 @@ def metric_heatmap(
         .properties(name=f"{name}_cells")
     )
     layers = [rect]
-    if marked:
-        stars = base.transform_filter(f"datum[{json.dumps(short[marked])}] === true")
+    if marked_at is not None:
+        stars = base.transform_filter(f"datum[{json.dumps(short[color])}] <= {marked_at!r}")
         layers.append(
             stars.mark_text(text="\u2731", color="white", fontSize=8)
             .encode(**position, tooltip=_tooltips(frame, tooltip, short))
@@ -234,7 +233,7 @@ def metric_heatmap(
         choices={params[c].name: c for c in choices},
         all=ALL,
         marks=[f"{name}_cells_marks"],
-        marked={f"{name}_marked_marks": marked} if marked else {},
+        marked={f"{name}_marked_marks": marked_at} if marked_at is not None else {},
         colour=color,
         scale=kind,
         axes={"bottom": x, "left": y},

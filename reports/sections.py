@@ -597,14 +597,12 @@ def williams(ctx: Context) -> Section:
             + ", H1: |r_a| > |r_b|"
             + ctx.paper("Figs. 27-38"),
             choices={"criterion": ctx.criteria},
-            tooltip=[*tooltip, "pvalue_adjusted", "significant"]
-            if s.correction
-            else [*tooltip, "significant"],
+            tooltip=[*tooltip, "pvalue_adjusted"] if s.correction else tooltip,
             spread="criterion",
             sort_x=ctx.metrics,
             sort_y=ctx.metrics,
             scale="pvalue",
-            marked="significant",
+            marked_at=s.alpha,
         ),
         Note(
             f"Significant at alpha = {s.alpha} ({adjusted}): "
