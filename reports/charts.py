@@ -177,20 +177,22 @@ def metric_heatmap(
     colour, kind = colour_scale(frame[color], scale)
     # Short field names in the page (f0, f1, ...); axis, legend and tooltips show the real ones.
     short = {c: f"f{i}" for i, c in enumerate(columns)}
-    numeric = {c for c in columns if frame.schema[c].is_numeric() and frame.schema[c] != pl.Boolean}
+    numeric = {c for c in columns if frame.schema[c].is_numeric()}
     data = frame.rename(short)
     params = {col: _dropdown(f"{name}_{col}", opts, col) for col, opts in choices.items()}
-    base = alt.Chart(_values(data))
+    picked: dict[str, str] = {}
     if spread is not None:
         options = list(choices[spread])
-        spread_values = [short[c] for c in columns if c in numeric]
-        spread_values = [v for v in spread_values if v != short[spread]]
+        spread_values = [short[c] for c in columns if c in numeric and c != spread]
         data = _widen(data, short[spread], options, spread_values)
         at = f"indexof({json.dumps(options)}, {params[spread].name})"
         picked = {v: f"datum[{json.dumps(v + '_')} + {at}]" for v in spread_values}
         picked[short[spread]] = params[spread].name  # the option shown, e.g. in tooltips
-        base = alt.Chart(_values(data)).transform_calculate(**picked)
-        base = base.transform_filter(f"isValid(datum[{json.dumps(short[color])}])")
+    base = alt.Chart(_values(data))
+    if picked:
+        base = base.transform_calculate(**picked).transform_filter(
+            f"isValid(datum[{json.dumps(short[color])}])"
+        )
     for col, param in params.items():
         if col != spread:
             keep = alt.datum[short[col]] == param

@@ -126,14 +126,7 @@ def measures_cube(
         )
     if keep.all():
         return cube
-    idx = np.flatnonzero(keep)
-    return Cube(
-        values=cube.values[idx],
-        measures=[cube.measures[i] for i in idx],
-        kinds=[cube.kinds[i] for i in idx],
-        inputs=cube.inputs,
-        systems=cube.systems,
-    )
+    return cube.measures_at(np.flatnonzero(keep))
 
 
 def given_left_out(study: Study, kinds: tuple[str, ...], include_human: bool) -> list[str]:
@@ -272,15 +265,11 @@ def criterion_cube(
             names,
             study.cube(measures=[*names, criterion], include_human=include_human),
         )
-    idx = [given.measures.index(m) for m in (*names, criterion)]
-    cube = Cube(
-        values=given.values[idx],
-        measures=[given.measures[i] for i in idx],
-        kinds=[given.kinds[i] for i in idx],
-        inputs=given.inputs,
-        systems=given.systems,
+    return (
+        criterion,
+        names,
+        given.measures_at([given.measures.index(m) for m in (*names, criterion)]),
     )
-    return criterion, names, cube
 
 
 def ordered_pairs_frame(

@@ -44,6 +44,17 @@ class Cube:
     inputs: list[str]
     systems: list[str]
 
+    def measures_at(self, idx) -> Cube:
+        """The cube of the measures at positions ``idx`` (in that order), inputs and systems
+        unchanged."""
+        return Cube(
+            values=self.values[list(idx)],
+            measures=[self.measures[i] for i in idx],
+            kinds=[self.kinds[i] for i in idx],
+            inputs=self.inputs,
+            systems=self.systems,
+        )
+
 
 def check_hanna_dir(data_dir: str | Path) -> None:
     """Refuse a folder without ``hanna_metric_scores.csv`` with one line that says what was

@@ -114,16 +114,24 @@ def shorten(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def check_name(source: Source, name: str, **where: object) -> str:
-    """``name`` unless it holds a control character (see :data:`CONTROL_CHARACTERS`: a name is
-    shown in tables, reports and terminals); else an :class:`InputError` at ``where``."""
+def control_character(name: str, what: str = "name") -> str | None:
+    """Why ``name`` is refused, when it holds a control character (see
+    :data:`CONTROL_CHARACTERS`: a name is shown in tables, reports and terminals); else None."""
     hit = _CONTROL.search(name)
-    if hit is not None:
-        raise source.error(
-            f"control character U+{ord(hit.group()):04X} in the name {shorten(repr(name))}: "
-            "names may not hold control characters",
-            **where,
-        )
+    if hit is None:
+        return None
+    return (
+        f"control character U+{ord(hit.group()):04X} in the {what} {shorten(repr(name))}: "
+        "names may not hold control characters"
+    )
+
+
+def check_name(source: Source, name: str, **where: object) -> str:
+    """``name`` unless it holds a control character (:func:`control_character`); else an
+    :class:`InputError` at ``where``."""
+    detail = control_character(name)
+    if detail is not None:
+        raise source.error(detail, **where)
     return name
 
 

@@ -305,9 +305,7 @@ class Study:
             systems=tuple(kept),
             is_human=self.is_human[keep],
             system_values=self.system_values.filter(pl.col("system").is_in(kept)),
-            ratings=self.ratings.filter(pl.col("system").is_in(kept))
-            if "system" in self.ratings.columns
-            else self.ratings,
+            ratings=self.ratings.filter(pl.col("system").is_in(kept)),
             left_out=(
                 *self.left_out,
                 *(s for s, k in zip(self.systems, keep, strict=True) if not k),

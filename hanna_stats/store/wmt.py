@@ -78,7 +78,6 @@ from __future__ import annotations
 import hashlib
 import io
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,9 +85,9 @@ from hanna_stats.store import batch as b
 from hanna_stats.store.catalogue import CONTINUOUS, HUMAN, METRIC
 from hanna_stats.store.errors import DataNotFoundError, InputError
 from hanna_stats.store.source import (
-    CONTROL_CHARACTERS,
     GZIP_SUFFIX,
     Source,
+    control_character,
     decode_text,
     read_source,
     shorten,
@@ -102,7 +101,6 @@ DOMAIN_SCORE = ".domain.score"
 NO_TRANSLATION = "[No translation supplied]"
 #: The study's word for its items (the report's "segment level").
 ITEM_WORD = "segment"
-_CONTROL = re.compile(CONTROL_CHARACTERS)
 
 
 def is_test_set(path: str | Path) -> bool:
@@ -225,13 +223,9 @@ def _named(folder: Path, prefix: str, suffix: str) -> dict[str, Path]:
         if not path.is_file():
             continue
         name = file[len(prefix) : len(file) - len(end)]
-        hit = _CONTROL.search(name)
-        if hit is not None:
-            raise InputError(
-                f"control character U+{ord(hit.group()):04X} in the file name "
-                f"{shorten(repr(file))}: names may not hold control characters",
-                file=folder,
-            )
+        detail = control_character(file, "file name")
+        if detail is not None:
+            raise InputError(detail, file=folder)
         if name in named:
             raise InputError(
                 f"both {shorten(repr(named[name].name))} and {shorten(repr(file))}: keep one "
