@@ -304,7 +304,11 @@ def _float_range_int(text: str) -> int:
     return value
 
 
-_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_int=_float_range_int)
+_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys)
+# Integers are checked (parse_int, a Python call per integer) only in a text holding a run of
+# digits as long as the largest float's: the common cell of small numbers takes the C path.
+_LONG_DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_int=_float_range_int)
+_LONG_DIGITS = re.compile(rf"[0-9]{{{_FLOAT_DIGITS},}}")
 
 
 def _check_strings(value: object) -> None:
@@ -351,7 +355,8 @@ def load_json(text: str) -> object:
         Saying why, without the file or row (the caller adds them).
     """
     try:
-        value = _DECODER.decode(text)
+        decoder = _LONG_DECODER if _LONG_DIGITS.search(text) else _DECODER
+        value = decoder.decode(text)
     except json.JSONDecodeError as exc:
         raise JSONError(f"invalid JSON ({exc.msg} at character {exc.pos})") from None
     except RecursionError:
