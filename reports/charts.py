@@ -318,33 +318,39 @@ def densities(frame: pl.DataFrame) -> pl.DataFrame:
     """
     systems = frame["system"].unique(maintain_order=True).to_list()
     criteria = frame["criterion"].unique(maintain_order=True).to_list()
-    parts = []
-    for c, criterion in enumerate(criteria):
-        rows = frame.filter(pl.col("criterion") == criterion)
-        lo, hi = rows["value"].min(), rows["value"].max()
+    s_code = frame["system"].replace_strict(systems, range(len(systems))).to_numpy()
+    c_code = frame["criterion"].replace_strict(criteria, range(len(criteria))).to_numpy()
+    value = frame["value"].to_numpy()
+    columns: dict[str, list] = {k: [] for k in ("criterion_order", "system_order", "value")}
+    columns["density"] = []
+    for c in range(len(criteria)):
+        on_c = c_code == c
+        lo, hi = value[on_c].min(), value[on_c].max()
         grid = np.linspace(lo, hi, _DENSITY_POINTS) if hi > lo else np.array([lo])
-        for s, system in enumerate(systems):
-            values = rows.filter(pl.col("system") == system)["value"].to_numpy()
+        for s in range(len(systems)):
+            values = value[on_c & (s_code == s)]
             at, density = [None], [None]  # an empty cell: one row without a value
             if values.size:
                 h = _bandwidth(values)
                 z = (grid[:, None] - values[None, :]) / h
-                at = grid
-                density = np.exp(-0.5 * z**2).sum(axis=1) / (values.size * h * np.sqrt(2 * np.pi))
-            parts.append(
-                pl.DataFrame(
-                    {
-                        "criterion": criterion,
-                        "system": system,
-                        "criterion_order": c,
-                        "system_order": s,
-                        "value": at,
-                        "density": density,
-                    },
-                    schema_overrides={"value": pl.Float64, "density": pl.Float64},
-                )
-            )
-    return pl.concat(parts)
+                at = grid.tolist()
+                density = (
+                    np.exp(-0.5 * z**2).sum(axis=1) / (values.size * h * np.sqrt(2 * np.pi))
+                ).tolist()
+            columns["criterion_order"] += [c] * len(at)
+            columns["system_order"] += [s] * len(at)
+            columns["value"] += at
+            columns["density"] += density
+    out = pl.DataFrame(
+        columns,
+        schema={k: pl.Float64 for k in columns}
+        | {"criterion_order": pl.Int64, "system_order": pl.Int64},
+    )
+    return out.select(
+        pl.col("criterion_order").replace_strict(range(len(criteria)), criteria).alias("criterion"),
+        pl.col("system_order").replace_strict(range(len(systems)), systems).alias("system"),
+        pl.all(),
+    )
 
 
 def violins(frame: pl.DataFrame, *, name: str = "violins", title: str = "") -> alt.FacetChart:
