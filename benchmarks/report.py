@@ -3,7 +3,7 @@
 Run from the repository root: ``python benchmarks/report.py [HANNA_DIR]`` (default
 ``$HANNA_DATA`` or ``../shared/data/hanna``). ``--against CHECKOUT`` times instead the warm
 report of this checkout and of another one (``git worktree add /tmp/base HEAD~1``), alternating
-in the same run, and prints the ratio.
+in the same run (``--rounds N`` warm runs each, default 3), and prints the ratio.
 
 Ours: the wall time of a new process, from its start until the HTML file is written, twice:
 with an empty Numba cache (every kernel compiled: the first run after installing) and with the
@@ -196,15 +196,19 @@ def baseline(csv: Path, llm_csv: Path) -> list[tuple[str, float, str]]:
 
 def main() -> None:
     args = sys.argv[1:]
-    other = None
+    other, rounds = None, 3
     if "--against" in args:
         at = args.index("--against")
         other = Path(args[at + 1]).resolve()
         del args[at : at + 2]
+    if "--rounds" in args:
+        at = args.index("--rounds")
+        rounds = int(args[at + 1])
+        del args[at : at + 2]
     default = os.environ.get("HANNA_DATA", REPO.parent / "shared" / "data" / "hanna")
     data = Path(args[0] if args else default).resolve()
     if other is not None:
-        against(data, other)
+        against(data, other, rounds)
         return
     with tempfile.TemporaryDirectory() as cache:
         cold = run_report(data, Path(cache))
