@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,14 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 pytest_plugins = ("tiny_models",)
 
 REPO = Path(__file__).resolve().parents[1]
+# The tests mirror the layers (tests/kernels, tests/store, ...). A few test modules build files
+# that others reuse (test_store_wmt.make_test_set, test_store_summeval.records, the paper's
+# tables in test_paper_golden): every layer's folder is importable by module name.
+sys.path[:0] = [
+    str(folder)
+    for folder in sorted(Path(__file__).parent.iterdir())
+    if folder.is_dir() and folder.name != "__pycache__"
+]
 HANNA_DIR = Path(os.environ.get("HANNA_DATA", REPO.parent / "shared" / "data" / "hanna"))
 #: One real WMT22 language pair (zh-en) in mt-metrics-eval's layout (not committed).
 WMT22_DIR = REPO.parent / "shared" / "data" / "wmt22"

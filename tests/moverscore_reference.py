@@ -1,6 +1,6 @@
 """The MoverScore reference implementation, runnable on today's numpy and transformers.
 
-Used by tests/test_scoring_embeddings.py and benchmarks/scoring_models.py.
+Used by tests/scoring/test_scoring_embeddings.py and benchmarks/scoring_models.py.
 """
 
 from __future__ import annotations

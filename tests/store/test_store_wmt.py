@@ -1130,7 +1130,7 @@ def test_wmt22_documents_and_notes(wmt22_dir):
 def test_williams_on_given_system_scores(test_set):
     """`williams --system-scores given`: the correlations are those of `correlate` in given mode
     (measures with given values only), n the systems with given values, and the p-value Williams'
-    T2 recomputed with scipy's t distribution (tests/test_report.py)."""
+    T2 recomputed with scipy's t distribution (tests/report/test_report.py)."""
     from test_report import _williams_p
 
     from hanna_stats.analyses import williams

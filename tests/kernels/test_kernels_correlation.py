@@ -2,7 +2,7 @@
 
 Oracles: scipy.stats (rankdata, pearsonr, spearmanr, kendalltau with variant b/c and its default
 p-value, method="auto", as ours) and brute-force pair counting written here (tau-a, the five pair
-classes). The other p-value methods: tests/test_pvalue_methods.py.
+classes). The other p-value methods: tests/kernels/test_pvalue_methods.py.
 """
 
 from __future__ import annotations

@@ -226,7 +226,7 @@ def test_permutation_test_pairs_matrix():
     assert res.delta[0, 1] == pytest.approx(res.statistic[0] - res.statistic[1])
     two = permutation_test_pairs(X, C, permutations=200, seed=4)
     np.testing.assert_array_equal(two.pvalue, two.pvalue.T)
-    # Missing values drop out pairwise (tests/test_resampling_permutation.py); counted.
+    # Missing values drop out pairwise (tests/kernels/test_resampling_permutation.py); counted.
     gappy = permutation_test_pairs(np.where(X > 2, np.nan, X), C, permutations=20)
     assert gappy.n_missing[0, 1] == np.isnan(np.where(X > 2, np.nan, X)[:2]).any(axis=0).sum()
     with pytest.raises(ValueError, match="criterion"):

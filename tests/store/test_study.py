@@ -22,7 +22,7 @@ from reports import ReportSettings, build_report, write_report
 from reports.html import chart_spec
 from reports.sections import williams as williams_section
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_study_holds_the_store(hanna_study):

@@ -1,0 +1,229 @@
+"""The package's words: every option's allowed values, their defaults, and the one check.
+
+Every layer (store, kernels, analyses, reports, CLI) takes its option words from here, so a
+word means the same thing, has the same default and is refused with the same message wherever
+it is given. The words are ``typing.Literal`` types (for signatures and type checkers); their
+values in order are :data:`WORDS` (the tuples the CLI offers as choices, and the integer codes
+of compiled loops are positions in them); :data:`DEFAULTS` is each public word's default in
+Python and on the command line alike (``tests/cli`` checks both against it).
+
+This module imports only the standard library: the command line builds its parsers from it
+without loading numpy, polars or DuckDB.
+
+Examples
+--------
+>>> check("method", "kendall")
+'kendall'
+>>> check("method", "tau")
+Traceback (most recent call last):
+...
+ValueError: method must be one of 'pearson', 'spearman', 'kendall'; got 'tau'
+>>> check_level("segment")
+'item'
+"""
+
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+#: Levels of correlation: ``item`` (within each input, across the systems, then averaged over
+#: the inputs), ``system`` (system means) and ``global`` (all items pooled).
+Level = Literal["item", "system", "global"]
+#: The levels of the analyses that resample or rank by level (no global level).
+ItemSystem = Literal["item", "system"]
+#: Other words for the item level, accepted wherever a level is given: HANNA's stories,
+#: SummEval's summaries, WMT's segments. Outputs always say ``item``.
+ItemSynonym = Literal["story", "summary", "segment"]
+#: Every word a level may be given by.
+LevelWord = Literal[Level, ItemSynonym]
+ItemSystemWord = Literal[ItemSystem, ItemSynonym]
+#: Correlation coefficients (scipy.stats' pearsonr, spearmanr, kendalltau).
+Method = Literal["pearson", "spearman", "kendall"]
+#: The coefficients plus pairwise accuracy with ties (Deutsch, Foster and Freitag 2023).
+Coefficient = Literal[Method, "acc_eq"]
+#: Kendall's tau variants (scipy.stats.kendalltau's ``variant``).
+Variant = Literal["a", "b", "c"]
+NanPolicy = Literal["omit", "propagate", "raise"]
+Alternative = Literal["two-sided", "less", "greater"]
+#: Multiple-testing corrections: Benjamini-Hochberg, Benjamini-Yekutieli, Holm, Bonferroni.
+Correction = Literal["bh", "by", "holm", "bonferroni"]
+#: Families of a correction of Williams tests: a criterion's ordered pairs, one ordered pair
+#: across the criteria, or every test at this level and method.
+Family = Literal["criterion", "pair", "all"]
+#: Tie rules of ranks: a run of equal values occupying 0-based sorted positions
+#: ``k .. k + t - 1`` gets their mean (``average``), ``k`` (``min``) or ``k + t - 1`` (``max``).
+Ties = Literal["average", "min", "max"]
+#: What a resample or a permutation coin acts on.
+Resample = Literal["inputs", "systems", "both"]
+#: Bootstrap interval methods.
+CIMethod = Literal["percentile", "bca"]
+#: Closed-form interval of an agreement coefficient: ``coef +- t_{n-1} SE`` or ``coef +- z SE``.
+IntervalMethod = Literal["t", "z"]
+#: p-value of a correlation (scipy.stats.kendalltau's ``method``).
+PvalueMethod = Literal["auto", "exact", "asymptotic"]
+LevelOfMeasurement = Literal["nominal", "ordinal", "interval"]
+#: Agreement weights of the nominal coefficients (None = unweighted).
+Weights = Literal["linear", "quadratic"]
+#: Item-level groups: correlate across the systems within each input, or across the inputs
+#: within each system.
+GroupBy = Literal["input", "system"]
+#: Mean over groups: each defined group alike, or weighted by its number of observations.
+Weighting = Literal["uniform", "count"]
+#: A system's value at the system level: the mean of its items, or the value the study gives.
+SystemScores = Literal["mean", "given"]
+#: Kinds of automatic measures (the human criteria are kind ``human``).
+Kind = Literal["metric", "llm-judge"]
+#: Kinds of measures whose rater-level values the rater analyses read.
+RatedKind = Literal["human", "llm-judge", "metric"]
+#: What ``correlate`` correlates.
+Against = Literal["criteria", "metrics", "inter-criteria", "all"]
+#: Tie-calibrated statistics.
+TieStatistic = Literal["acc_eq", "tau_eq"]
+#: What a calibrated permutation swaps: outcomes per pair, or z-scored scores per cell.
+SwapUnit = Literal["pairs", "scores"]
+#: The rater panel one rater is compared with: all raters, or the others.
+Reference = Literal["panel", "others"]
+#: What a value outside its measure's scale does at ingest.
+ScalePolicy = Literal["error", "missing", "clip", "keep"]
+#: Output formats of every command that prints a table.
+OutputFormat = Literal["table", "csv", "json"]
+#: Dataset formats of ``ingest`` (see :data:`hanna_stats.store.formats.FORMATS`).
+DataFormat = Literal[
+    "hanna-metric-scores", "hanna-llm", "hanna-annotations", "tidy", "summeval", "wmt", "hanna-dir"
+]
+
+#: Each word's values, in order (integer codes in compiled loops are positions here).
+WORDS: dict[str, tuple[str, ...]] = {
+    "level": get_args(Level),
+    "item_system": get_args(ItemSystem),
+    "level_word": (*get_args(Level), *get_args(ItemSynonym)),
+    "item_system_word": (*get_args(ItemSystem), *get_args(ItemSynonym)),
+    "item_synonym": get_args(ItemSynonym),
+    "method": get_args(Method),
+    "coefficient": (*get_args(Method), "acc_eq"),
+    "variant": get_args(Variant),
+    "nan_policy": get_args(NanPolicy),
+    "alternative": get_args(Alternative),
+    "correction": get_args(Correction),
+    "family": get_args(Family),
+    "ties": get_args(Ties),
+    "resample": get_args(Resample),
+    "ci_method": get_args(CIMethod),
+    "interval_method": get_args(IntervalMethod),
+    "pvalue_method": get_args(PvalueMethod),
+    "level_of_measurement": get_args(LevelOfMeasurement),
+    "weights": get_args(Weights),
+    "group_by": get_args(GroupBy),
+    "weighting": get_args(Weighting),
+    "system_scores": get_args(SystemScores),
+    "kinds": get_args(Kind),
+    "rated_kinds": get_args(RatedKind),
+    "against": get_args(Against),
+    "tie_statistic": get_args(TieStatistic),
+    "swap": get_args(SwapUnit),
+    "reference": get_args(Reference),
+    "scale_policy": get_args(ScalePolicy),
+    "format": get_args(OutputFormat),
+    "data_format": get_args(DataFormat),
+}
+
+#: The default of each public word, the same in every analysis and on every command line
+#: (the README's table; ``tests/cli/test_cli_help.py`` checks both against it).
+#:
+#: - ``level="item"`` and ``method="kendall"``: the paper's first figures (story-level Kendall)
+#:   and the finest level a study has;
+#: - ``alternative="greater"``: a comparison of two measures asks whether the first agrees
+#:   better (Williams' H1 |r_a| > |r_b|, the WMT tasks' one-sided permutation tests);
+#: - ``correction=None``: p-values as the test gives them, adjusted only on request;
+#: - ``kinds=("metric",)``: the paper's automatic metrics; ``rated_kinds=("human",)``: the
+#:   people's ratings.
+DEFAULTS: dict[str, object] = {
+    "level": "item",
+    "method": "kendall",
+    "variant": "b",
+    "nan_policy": "omit",
+    "alternative": "greater",
+    "correction": None,
+    "family": "criterion",
+    "kinds": ("metric",),
+    "rated_kinds": ("human",),
+    "include_human": False,
+    "ties": "average",
+    "resample": "inputs",
+    "ci_method": "percentile",
+    "confidence_level": 0.95,
+    "group_by": "input",
+    "weighting": "uniform",
+    "system_scores": "mean",
+    "seed": 0,
+    "format": "table",
+}
+
+
+def check(name: str, value: object, choices: tuple[str, ...] | None = None) -> str:
+    """Return ``value`` unless it is not one of ``choices`` (default ``WORDS[name]``).
+
+    Raises
+    ------
+    ValueError
+        ``"<name> must be one of 'a', 'b'; got <value>"``: the one message of a bad word.
+    """
+    choices = WORDS[name] if choices is None else choices
+    if isinstance(value, str) and value in choices:
+        return value
+    raise refusal(name, value, choices)
+
+
+def refusal(name: str, value: object, choices: tuple[str, ...]) -> ValueError:
+    """The error of a bad word: ``"<name> must be one of 'a', 'b'; got <value>"``."""
+    allowed = ", ".join(repr(c) for c in choices)
+    return ValueError(f"{name} must be one of {allowed}; got {value!r}")
+
+
+def code(name: str, value: object, choices: tuple[str, ...] | None = None) -> int:
+    """The position of ``value`` in ``choices`` (default ``WORDS[name]``), after :func:`check`:
+    the integer code compiled loops take."""
+    choices = WORDS[name] if choices is None else choices
+    return choices.index(check(name, value, choices))
+
+
+def check_level(level: object, levels: tuple[str, ...] = WORDS["level"]) -> str:
+    """The canonical name of ``level``: ``"item"`` for any of ``story``, ``summary``,
+    ``segment``.
+
+    Raises
+    ------
+    ValueError
+        Listing the accepted words (``levels`` and, when it holds ``item``, its synonyms).
+
+    Examples
+    --------
+    >>> check_level("global", WORDS["item_system"])
+    Traceback (most recent call last):
+    ...
+    ValueError: level must be one of 'item', 'system', 'story', 'summary', 'segment'; got 'global'
+    """
+    synonyms = WORDS["item_synonym"]
+    name = "item" if isinstance(level, str) and level in synonyms else level
+    if isinstance(name, str) and name in levels:
+        return name
+    raise refusal("level", level, (*levels, *synonyms) if "item" in levels else levels)
+
+
+def check_kinds(kinds: object, allowed: tuple[str, ...] = WORDS["kinds"]) -> tuple[str, ...]:
+    """``kinds`` as a tuple; ValueError unless it is a non-empty sequence of ``allowed`` kinds
+    (default: the automatic ones).
+
+    Examples
+    --------
+    >>> check_kinds(["metric", "llm-judge"])
+    ('metric', 'llm-judge')
+    >>> check_kinds("metric")
+    Traceback (most recent call last):
+    ...
+    ValueError: kinds must be a non-empty tuple of 'metric', 'llm-judge'; got 'metric'
+    """
+    if isinstance(kinds, str) or not kinds:
+        allowed_text = ", ".join(repr(k) for k in allowed)
+        raise ValueError(f"kinds must be a non-empty tuple of {allowed_text}; got {kinds!r}")
+    return tuple(check("kinds", kind, allowed) for kind in kinds)  # type: ignore[union-attr]
