@@ -19,6 +19,12 @@ bars), timed from the start of the process to its exit, best of ``--repeat`` in 
 The warm commands use the cache the cold report filled, after one untimed run each (so every
 kernel they call is in it). A command that fails is reported with its exit status and the end
 of its stderr, and the script exits with status 1.
+
+``--against DIR`` (a checkout of an earlier commit, e.g. ``git worktree add /tmp/base REV``)
+also times the warm commands and ``--help`` of that checkout in the same run, alternating
+between the two in every round (each tree's code is imported from its own folder: the
+process runs there), and prints each command's time as a multiple of the floor for both, and
+their ratio: whether this checkout starts any slower than the other.
 """
 
 from __future__ import annotations
@@ -35,10 +41,12 @@ REPO = Path(__file__).resolve().parents[1]
 FAILED: list[str] = []
 
 
-def run(label: str, args: list[str], env: dict, *, check_output=None) -> float | None:
+def run(
+    label: str, args: list[str], env: dict, *, check_output=None, cwd: Path = REPO
+) -> float | None:
     """Seconds from start to exit of one new process; None (and recorded) if it fails."""
     start = time.perf_counter()
-    done = subprocess.run(args, env=env, cwd=REPO, capture_output=True, text=True)
+    done = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     problem = None
     if done.returncode != 0:
@@ -80,7 +88,12 @@ def main() -> int:
     default = os.environ.get("HANNA_DATA", REPO.parent / "shared" / "data" / "hanna")
     parser.add_argument("--data", type=Path, default=Path(default), help="HANNA data folder")
     parser.add_argument("--repeat", type=int, default=3, help="runs per command (best of)")
+    parser.add_argument(
+        "--against", type=Path, metavar="DIR", help="also time this checkout (see the docstring)"
+    )
     args = parser.parse_args()
+    if args.against is not None:
+        return compare(args)
     py = sys.executable
 
     with tempfile.TemporaryDirectory(prefix="hanna-cold-") as tmp:
@@ -149,6 +162,57 @@ def main() -> int:
         for failure in FAILED:
             print(f"  {failure}", file=sys.stderr)
         return 1
+    return 0
+
+
+def compare(args: argparse.Namespace) -> int:
+    """This checkout against ``args.against``: warm starts as multiples of the floor."""
+    py = sys.executable
+    trees = {"this": REPO, "base": args.against.resolve()}
+    with tempfile.TemporaryDirectory(prefix="hanna-cold-") as tmp:
+        tmp = Path(tmp)
+        envs, commands = {}, {}
+        for name, tree in trees.items():
+            cache = tmp / f"numba-{name}"
+            cache.mkdir()
+            envs[name] = {**os.environ, "CI": "1", "NUMBA_CACHE_DIR": str(cache)}
+            db, html = tmp / f"{name}.duckdb", tmp / f"{name}.html"
+            if run(f"{name}: ingest", [py, "-m", "hanna_stats", "ingest", "--db", str(db),
+                                       str(args.data)], envs[name], cwd=tree) is None:
+                return 1
+            commands[name] = {
+                "python -m hanna_stats --help": [py, "-m", "hanna_stats", "--help"],
+                "python -c 'import hanna_stats.kernels'": [py, "-c", "import hanna_stats.kernels"],
+                "correlate --db FILE --level system --format csv": [
+                    py, "-m", "hanna_stats", "correlate", "--db", str(db), "--level", "system",
+                    "--format", "csv"],
+                "report --db FILE --out TMP.html": [
+                    py, "-m", "hanna_stats", "report", "--db", str(db), "--out", str(html)],
+            }
+            for label, command in commands[name].items():  # warm-up: fills the Numba cache
+                if run(f"{name}: {label} (warm-up)", command, envs[name], cwd=tree) is None:
+                    return 1
+        floor_cmd = [py, "-c", "import numpy, numba, polars, duckdb"]
+        times: dict[tuple[str, str], list[float]] = {}
+        print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; "
+              f"{args.repeat} rounds, alternating this/base", flush=True)
+        for _ in range(args.repeat):
+            for name, tree in trees.items():
+                for label, command in {"floor": floor_cmd, **commands[name]}.items():
+                    seconds = run(f"{name}: {label}", command, envs[name], cwd=tree)
+                    if seconds is None:
+                        return 1
+                    times.setdefault((name, label), []).append(seconds)
+    print(f"\n{'command (new process), best of ' + str(args.repeat):<52} {'this':>7} {'base':>7}"
+          f" {'this/floor':>10} {'base/floor':>10} {'ratio':>6}")
+    floor = {name: min(times[(name, "floor")]) for name in trees}
+    for label in ["floor", *commands["this"]]:
+        this, base = min(times[("this", label)]), min(times[("base", label)])
+        ratio = (this / floor["this"]) / (base / floor["base"])
+        print(f"{label:<52} {this:7.2f} {base:7.2f} {this / floor['this']:10.2f} "
+              f"{base / floor['base']:10.2f} {ratio:6.2f}")
+    print("\nratio: this checkout's multiple of its floor over the base's (1.00: the same start; "
+          "above 1: slower)")
     return 0
 
 

@@ -473,14 +473,14 @@ def bench_nominal(repeats: int, items: int) -> None:
         record("Cohen's kappa vs scikit-learn", ours, base, agreement)
 
     # Krippendorff's alpha, nominal, all items (units with fewer than 2 ratings are not pairable).
-    ours = best_time(repeats, krippendorff_alpha, x.T, level_of_measurement="nominal")
+    ours = best_time(repeats, krippendorff_alpha, x, level_of_measurement="nominal")
     try:
         import krippendorff
     except ImportError:
         print("  package 'krippendorff' not installed: its alpha skipped")
     else:
         base, want = timed(krippendorff.alpha, reliability_data=x.T, level_of_measurement="nominal")
-        got = krippendorff_alpha(x.T, level_of_measurement="nominal").statistic
+        got = krippendorff_alpha(x, level_of_measurement="nominal").statistic
         agreement = check("alpha vs krippendorff", abs(got - want), 0)
         record("Krippendorff's alpha (nominal) vs krippendorff", ours, base, agreement)
 

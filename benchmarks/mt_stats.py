@@ -5,12 +5,19 @@ Run from the repository root: ``python benchmarks/mt_stats.py [HANNA_DIR]`` (def
 (10 systems x 96 inputs). Ours is timed warm (one call compiles or loads the Numba cache, then
 the best of several repeats); each baseline runs on the same data in the same process and
 gives the same numbers (checked).
+
+``python benchmarks/mt_stats.py --mtme PATH [--segments N ...]``: the same statistics on
+WMT-sized synthetic data (20 systems, an MQM-like human score, 50 metrics; 2,000 and 20,000
+segments by default) against mt-metrics-eval's own functions, imported from the checkout at
+PATH (never installed), with the ratio and the agreement per statistic
+(``benchmarks/mt_stats_mtme.py``). Ratios under 10x are marked BELOW 10x, agreement failures
+DISAGREE; the exit status is 0 either way.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
-import sys
 import warnings
 from pathlib import Path
 
@@ -26,7 +33,7 @@ from hanna_stats.kernels import (
     soft_pairwise_accuracy,
     tie_calibration,
 )
-from hanna_stats.store import ingest_hanna_metric_scores, load_study, open_store
+from hanna_stats.store import ingest, load_study, open_store
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -34,7 +41,7 @@ REPO = Path(__file__).resolve().parents[1]
 def load(folder: Path) -> tuple[np.ndarray, np.ndarray]:
     """The criteria (6, 96, 10) and metrics (72, 96, 10) cubes of HANNA."""
     con = open_store()
-    ingest_hanna_metric_scores(con, folder / "hanna_metric_scores.csv")
+    ingest(con, folder / "hanna_metric_scores.csv", format="hanna-metric-scores")
     cube = load_study(con).cube(kinds=("human", "metric"))
     human = np.asarray(cube.kinds) == "human"
     return cube.values[human], cube.values[~human]
@@ -145,5 +152,19 @@ def main(folder: Path) -> None:
 
 
 if __name__ == "__main__":
-    default = Path(os.environ.get("HANNA_DATA", REPO.parent / "shared" / "data" / "hanna"))
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else default)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("hanna_dir", nargs="?", type=Path, help="HANNA folder (HANNA mode)")
+    parser.add_argument("--mtme", type=Path, metavar="PATH", help="mt-metrics-eval checkout")
+    parser.add_argument(
+        "--segments", type=int, action="append", metavar="N", help="with --mtme; repeatable"
+    )
+    parser.add_argument("--metrics", type=int, default=50, help="with --mtme (default 50)")
+    parser.add_argument("--seed", type=int, default=0, help="with --mtme: the data's seed")
+    args = parser.parse_args()
+    if args.mtme is not None:
+        import mt_stats_mtme  # benchmarks/mt_stats_mtme.py
+
+        mt_stats_mtme.main(args.mtme, args.segments or [2000, 20000], args.metrics, args.seed)
+    else:
+        default = Path(os.environ.get("HANNA_DATA", REPO.parent / "shared" / "data" / "hanna"))
+        main(args.hanna_dir or default)

@@ -1,9 +1,11 @@
 """hanna_stats: how well do automatic metrics agree with humans?
 
-Layers: ``sql/`` (schema, views) -> :mod:`hanna_stats.store` (DuckDB I/O, ingest, validation,
-loading a :class:`~hanna_stats.store.Study`) -> :mod:`hanna_stats.kernels` (Numba functions on
-arrays) -> :mod:`hanna_stats.analyses` (the paper's studies on a Study, as tidy polars
-DataFrames) -> ``reports`` -> CLI (:mod:`hanna_stats.cli`).
+Layers: ``sql/`` (schema, views) -> :mod:`hanna_stats.store` (DuckDB I/O, the dataset formats
+and their one ``ingest``, validation, loading a Study) -> :mod:`hanna_stats.kernels` (Numba
+functions on arrays) -> :mod:`hanna_stats.analyses` (the paper's studies on a Study, as tidy
+polars DataFrames) -> ``reports`` -> CLI (:mod:`hanna_stats.cli`). Beneath the analyses, without
+DuckDB: :mod:`hanna_stats.study` (the in-memory :class:`~hanna_stats.study.Study` and
+:class:`~hanna_stats.study.Cube`) and :mod:`hanna_stats.vocabulary` (every option's words).
 
 In a notebook::
 

@@ -8,12 +8,12 @@ kernels, DuckDB and polars, about 0.3 s on 2 cores) would do nothing a finished 
 import os
 import sys
 
-from hanna_stats.cli import main
+from hanna_stats.cli import main, quiet_stdout
 
 code = main()
 try:
     sys.stdout.flush()
     sys.stderr.flush()
 except BrokenPipeError:  # the reader went away after the command's last write: stop quietly
-    code = code or 1
+    quiet_stdout()
 os._exit(code)

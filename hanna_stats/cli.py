@@ -2,13 +2,22 @@
 
 The subcommands are a table (:data:`COMMANDS`): each entry names what it runs and its options.
 An analysis subcommand names its function in :mod:`hanna_stats.analyses` and maps each of its
-options onto one keyword of that function; choices come from the constants the analyses and the
-kernels define (:data:`CHOICES`), never from a copy here.
+options onto one keyword of that function; choices and defaults come from
+:mod:`hanna_stats.vocabulary` (:data:`~hanna_stats.vocabulary.WORDS`,
+:data:`~hanna_stats.vocabulary.DEFAULTS`), never from a copy here, so that a word has the same
+values and default on the command line and in Python. Every option's help ends with its default,
+generated from the table (:func:`shown`).
+
+Output: every command that prints a table takes ``--format table|csv|json``. ``table`` fits the
+terminal's width (:func:`shutil.get_terminal_size`: ``$COLUMNS``, else the terminal, else 80):
+long cells end in an ellipsis, columns that do not fit go to a further block (the first column
+repeated), and a line counts the rows; on a terminal a long table shows its first and last rows
+(``--format csv`` or ``json`` print every row at full precision).
 
 Start-up: this module imports only the standard library. A subcommand's parser is built when
-that subcommand is used (its choices import the analysis constants), and DuckDB, polars, the
-Numba kernels, the report and the scorers are imported by the command that needs them, so
-``--help`` is instant and ``correlate --db FILE`` pays only for what it runs.
+that subcommand is used, and DuckDB, polars, the Numba kernels, the report and the scorers are
+imported by the command that needs them, so ``--help`` is instant and ``correlate --db FILE``
+pays only for what it runs.
 
 Data source of the analyses, ``sql`` and ``report``: ``--db FILE`` opens an existing store
 read-only (``sql --write``: read-write); ``--data DIR`` builds one from the HANNA files in memory;
@@ -20,19 +29,25 @@ error, file-system error: ``ValueError`` and its subclasses ``InputError``/``Che
 ``OSError`` and its subclass ``DataNotFoundError``, ``duckdb.Error``, polars errors) is printed
 as one line on stderr, ``error: <message>``, with exit status 2. Anything else is a bug and shows
 its traceback. ``--debug`` (before the subcommand) re-raises every error. A closed output pipe
-(``... | head``) ends the command quietly.
+(``... | head``) ends the command quietly with exit status 0, whatever the format.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
+import shutil
 import sys
-from collections.abc import Callable, Sequence
+import textwrap
+import unicodedata
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from hanna_stats.vocabulary import DEFAULTS, WORDS
 
 if TYPE_CHECKING:
     import duckdb
@@ -40,16 +55,9 @@ if TYPE_CHECKING:
 
     from hanna_stats.store import Study
 
-FORMATS = ("table", "csv", "json")
-#: Formats of ``ingest --format`` (:data:`hanna_stats.store.ingest.FILE_INGESTERS` and ``wmt``).
-INGEST_FORMATS = (
-    "hanna-metric-scores",
-    "hanna-llm",
-    "hanna-annotations",
-    "tidy",
-    "summeval",
-    "wmt",
-)
+FORMATS = WORDS["format"]
+#: Formats of ``ingest --format``: the dataset formats (:data:`hanna_stats.store.formats.FORMATS`).
+INGEST_FORMATS = WORDS["data_format"]
 NO_RATINGS = (
     "note: the store holds no rater-level ratings, which agreement needs: ingest a tidy file "
     "with a rater column (HANNA: hanna_metric_scores_llm.csv's judge slots or the raw "
@@ -57,39 +65,26 @@ NO_RATINGS = (
 )
 BUILD_STORE = "build one with `python -m hanna_stats ingest --db FILE DIR`"
 
-#: Choice lists by name: (module, constant). The module is imported when a parser using the
-#: list is built.
-CHOICES: dict[str, tuple[str, str]] = {
-    "level": ("hanna_stats.analyses._common", "LEVEL_WORDS"),
-    "item-system": ("hanna_stats.analyses._common", "ITEM_SYSTEM_WORDS"),
-    "method": ("hanna_stats.analyses._common", "METHODS"),
-    "coefficient": ("hanna_stats.analyses._common", "COEFFICIENTS"),
-    "variant": ("hanna_stats.analyses._common", "VARIANTS"),
-    "nan_policy": ("hanna_stats.analyses._common", "NAN_POLICIES"),
-    "against": ("hanna_stats.analyses.correlations", "AGAINST"),
-    "kinds": ("hanna_stats.store", "AUTOMATIC_KINDS"),
-    "ties": ("hanna_stats.kernels", "TIE_RULES"),
-    "correction": ("hanna_stats.kernels", "CORRECTIONS"),
-    "alternative": ("hanna_stats.kernels", "ALTERNATIVES"),
-    "resample": ("hanna_stats.kernels", "RESAMPLE"),
-    "ci_method": ("hanna_stats.kernels", "CI_METHODS"),
-    "reference": ("hanna_stats.analyses.judges", "REFERENCES"),
-    "pvalue_method": ("hanna_stats.kernels", "PVALUE_METHODS"),
-    "family": ("hanna_stats.analyses.significance", "FAMILIES"),
-    "scale_policy": ("hanna_stats.store.catalogue", "SCALE_POLICIES"),
-    "group_by": ("hanna_stats.kernels", "GROUP_BY"),
-    "weighting": ("hanna_stats.kernels", "WEIGHTINGS"),
-    "tie_statistic": ("hanna_stats.kernels", "TIE_STATISTICS"),
-    "swap": ("hanna_stats.kernels", "SWAP_UNITS"),
-    "cluster_method": ("hanna_stats.analyses.meta_eval", "CLUSTER_METHODS"),
-    "system_scores": ("hanna_stats.analyses._common", "SYSTEM_SCORES"),
-}
+#: The choice lists of the options, by name: the words of :mod:`hanna_stats.vocabulary`.
+CHOICES: dict[str, tuple[str, ...]] = WORDS
 
 
 def choices(name: str) -> tuple[str, ...]:
-    """The choice list called ``name`` in :data:`CHOICES`, imported now."""
-    module, constant = CHOICES[name]
-    return tuple(getattr(importlib.import_module(module), constant))
+    """The choice list called ``name`` in :data:`CHOICES`."""
+    return CHOICES[name]
+
+
+def shown(value: Any) -> str:
+    """How a default reads in ``--help`` and in the README's table of defaults: a word as it is
+    typed, a tuple of words comma-separated (as ``--kinds`` takes them), ``None`` as ``none``, a
+    flag's ``False``/``True`` as ``off``/``on``."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, (tuple, list)):
+        return ",".join(str(v) for v in value) or "none"
+    return str(value)
 
 
 # --------------------------------------------------------------------------- the table
@@ -102,6 +97,8 @@ class Opt:
     ``flags`` and ``settings`` go to :meth:`argparse.ArgumentParser.add_argument`; ``choices``
     names a list of :data:`CHOICES` (or is the list, for the CLI's own choices); ``keyword``
     says whether the value is an argument of the command's function, under the name ``dest``.
+    The help ends with ``(default: X)``, X the default as :func:`shown` writes it (a flag:
+    ``off``), or ``default_text`` when given: what a ``None`` default means.
     """
 
     flags: tuple[str, ...]
@@ -109,8 +106,25 @@ class Opt:
     settings: dict[str, Any]
     choices: str | tuple[str, ...] | None = None
     keyword: bool = True
+    default_text: str | None = None
 
-    def add_to(self, parser: argparse.ArgumentParser) -> None:
+    def help(self) -> str:
+        """The help text with the default appended (nothing for a required argument)."""
+        text = self.settings.get("help", "")
+        action = self.settings.get("action")
+        if self.settings.get("required") or (
+            not self.flags[0].startswith("-") and self.settings.get("nargs") not in ("?", "*")
+        ):
+            return text
+        if action in ("store_true", "store_false", "store_const"):
+            default = "off"  # the flag not given
+        elif self.default_text is not None:
+            default = self.default_text
+        else:
+            default = shown(self.settings.get("default"))
+        return f"{text} (default: {default})" if text else f"(default: {default})"
+
+    def add_to(self, parser: argparse.ArgumentParser | Any) -> None:
         settings = dict(self.settings)
         if isinstance(self.choices, str):
             settings["choices"] = choices(self.choices)
@@ -118,6 +132,7 @@ class Opt:
             settings["choices"] = self.choices
         if self.flags[0].startswith("-"):
             settings["dest"] = self.dest
+        settings["help"] = self.help().replace("%", "%%")  # argparse formats help with %
         parser.add_argument(*self.flags, **settings)
 
 
@@ -125,12 +140,14 @@ def opt(
     *flags: str,
     choices: str | tuple[str, ...] | None = None,
     keyword: bool = True,
+    default_text: str | None = None,
     **settings: Any,
 ) -> Opt:
-    """An :class:`Opt`; ``dest`` as argparse derives it (``--nan-policy`` -> ``nan_policy``)."""
+    """An :class:`Opt`; ``dest`` as argparse derives it (``--nan-policy`` -> ``nan_policy``);
+    ``default_text``: how the help states a ``None`` default (e.g. ``all``)."""
     long = [f for f in flags if f.startswith("--")] or flags
     dest = settings.pop("dest", None) or long[0].lstrip("-").replace("-", "_")
-    return Opt(flags, dest, settings, choices, keyword)
+    return Opt(flags, dest, settings, choices, keyword, default_text)
 
 
 @dataclass(frozen=True)
@@ -161,30 +178,15 @@ class Command:
             option.add_to(parser)
         if self.source:
             group = parser.add_mutually_exclusive_group()
-            group.add_argument(
-                "--data",
-                type=Path,
-                metavar="DIR",
-                help="HANNA data folder, built into an in-memory store "
-                "(default: $HANNA_DATA, else the fetch-data cache)",
-            )
-            group.add_argument(
-                "--db", type=Path, metavar="FILE", help="an existing store file (see `ingest`)"
-            )
-            parser.add_argument(
-                "--systems",
-                type=_names,
-                metavar="NAME[,NAME...]",
-                help="analyse only these systems (default: all)",
-            )
-            parser.add_argument(
-                "--exclude-systems",
-                type=_names,
-                metavar="NAME[,NAME...]",
-                help="leave these systems out (default: none), e.g. a reference or an outlier",
-            )
+            data, db, *subset = _source_options()
+            data.add_to(group)
+            db.add_to(group)
+            for option in subset:
+                option.add_to(parser)
+            if self.function is not None:
+                PER_SUBSET.add_to(parser)
         if self.output:
-            parser.add_argument("--format", choices=FORMATS, default="table")
+            OUTPUT_FORMAT.add_to(parser)
         parser.set_defaults(command=self)
 
 
@@ -272,71 +274,241 @@ def _ks(text: str) -> list[int]:
     return list(range(ks[0], ks[1] + 1)) if dash else ks
 
 
-LEVEL_HELP = "the item level may be called story, summary or segment (outputs say item)"
+#: Help of ``--level`` by choice list.
+LEVEL_HELP = {
+    "level_word": "level of the statistic: item (across the systems within each input, then "
+    "averaged over the inputs), system (across the systems' mean scores) or global (all items "
+    "pooled); item may be called story, summary or segment, and is output as item",
+    "item_system_word": "level of the statistic: item (across the systems within each input, "
+    "then averaged over the inputs) or system (across the systems' mean scores); item may be "
+    "called story, summary or segment, and is output as item",
+}
+METHOD_HELP = "correlation coefficient: pearson, spearman or kendall (Kendall's tau)"
 
 
-def _level(default: str, choices: str = "level") -> Opt:
-    return opt("--level", choices=choices, default=default, help=LEVEL_HELP)
+def _level(choices: str = "level_word") -> Opt:
+    return opt("--level", choices=choices, default=DEFAULTS["level"], help=LEVEL_HELP[choices])
 
 
-def _method(default: str) -> Opt:
-    return opt("--method", choices="method", default=default)
+def _method(choices: str = "method", help: str = METHOD_HELP) -> Opt:
+    return opt("--method", choices=choices, default=DEFAULTS["method"], help=help)
 
 
 INCLUDE_HUMAN = opt(
-    "--include-human", action="store_true", help="keep the human-written stories as a system"
+    "--include-human",
+    action="store_true",
+    help="keep the human-written stories (HANNA's Human, a WMT reference scored as a system) as "
+    "a system",
 )
 NO_HUMAN = opt(
     "--no-human",
     dest="include_human",
     action="store_false",
-    help="leave out the human-written stories",
+    help="leave out the human-written stories, which the raters rated like the systems' ones",
 )
 KINDS = opt(
     "--kinds",
     type=_comma_list,
-    default=("metric",),
-    help="automatic measure kinds, comma-separated: metric (default, the paper), llm-judge",
+    default=DEFAULTS["kinds"],
+    metavar="KIND[,KIND...]",
+    help="kinds of automatic measures, comma-separated: metric (the paper's metrics), llm-judge "
+    "(the LLM judges' ratings)",
 )
-CRITERION = opt("--criterion", required=True, help="name or abbreviation (e.g. EM)")
+CRITERION = opt(
+    "--criterion", required=True, help="the human criterion, by name or abbreviation (e.g. EM)"
+)
 MEASURES = opt(
-    "--measures", nargs="+", metavar="M", help="measure names, or criteria's abbreviations"
+    "--measures",
+    nargs="+",
+    metavar="M",
+    default_text="every measure of --kinds",
+    help="measure names, or criteria's abbreviations",
 )
 RATED_KINDS = opt(
     "--kinds",
     type=_comma_list,
-    default=("human",),
-    help="kinds of the measures with raters, comma-separated: human (default), llm-judge (its "
-    "tries as raters), metric",
+    default=DEFAULTS["rated_kinds"],
+    metavar="KIND[,KIND...]",
+    help="kinds of the measures with raters, comma-separated: human (the people's ratings), "
+    "llm-judge (a judge's tries as raters), metric",
 )
 ONE_CRITERION = opt(
-    "--criterion", default=None, help="only this criterion, by name or abbreviation (default: all)"
+    "--criterion",
+    default=None,
+    default_text="every criterion",
+    help="only this criterion, by name or abbreviation",
 )
 SYSTEM_SCORES = opt(
     "--system-scores",
     choices="system_scores",
-    default="mean",
-    help="system level: a system's value is the mean of its items (default) or the one the study "
+    default=DEFAULTS["system_scores"],
+    help="system level: a system's value is the mean of its items (mean) or the one the study "
     "gives (given: WMT's .sys.score files; measures without one are left out, named on stderr)",
 )
-SEED = opt("--seed", type=_seed, default=0, help="seed of the resampling")
-RESAMPLES = opt("--resamples", type=_count, default=1000, help="bootstrap resamples B")
-CONFIDENCE = opt("--confidence", type=float, default=0.95, help="level of the intervals")
+SEED = opt(
+    "--seed",
+    type=_seed,
+    default=DEFAULTS["seed"],
+    help="seed of the random draws, an integer in [0, 2**63): the same seed, the same result",
+)
+RESAMPLES = opt("--resamples", type=_count, default=1000, help="number of bootstrap resamples B")
+PERMUTATIONS = opt(
+    "--permutations",
+    type=_count,
+    default=1000,
+    help="number of permutations K (a p-value is a count of permuted statistics out of K)",
+)
+SCHEDULER = opt(
+    "--scheduler",
+    metavar="ADDRESS",
+    keyword=False,
+    default_text="none: in this process",
+    help="run the resampling on a Dask cluster, the same numbers bit for bit: a scheduler's "
+    "address (tcp://host:8786), or local[:N] for a cluster of N worker processes on this machine "
+    "(default N: the cores); needs the cluster extra (pip install 'hanna_stats[cluster]')",
+)
+CONFIDENCE = opt(
+    "--confidence",
+    type=float,
+    default=DEFAULTS["confidence_level"],
+    help="confidence level of the intervals, in (0, 1)",
+)
+ALPHA = opt("--alpha", type=float, default=0.05, help="significance level, in (0, 0.5)")
+VARIANT = opt(
+    "--variant",
+    choices="variant",
+    default=DEFAULTS["variant"],
+    help="Kendall's tau variant, as scipy's kendalltau: a (no tie correction), b (corrected for "
+    "ties, the paper's) or c (Stuart's); pearson and spearman ignore it",
+)
+NAN_POLICY = opt(
+    "--nan-policy",
+    choices="nan_policy",
+    default=DEFAULTS["nan_policy"],
+    help="missing values: omit (drop the pairs with one), propagate (a NaN correlation) or "
+    "raise (an error)",
+)
+ALTERNATIVE = opt(
+    "--alternative",
+    choices="alternative",
+    default=DEFAULTS["alternative"],
+    help="alternative hypothesis of each ordered pair (a, b) of measures: greater (a agrees "
+    "better with the criterion), less (b does) or two-sided (they differ)",
+)
+CORRECTION = opt(
+    "--correction",
+    choices="correction",
+    default=DEFAULTS["correction"],
+    default_text="none, the p-values as the tests give them",
+    help="multiple-testing correction of the p-values: bh (Benjamini-Hochberg), by "
+    "(Benjamini-Yekutieli), holm or bonferroni",
+)
+GROUP_BY = opt(
+    "--group-by",
+    choices="group_by",
+    default=DEFAULTS["group_by"],
+    help="item level: the groups correlated one by one, then averaged: each input, across the "
+    "systems (input), or each system, across the inputs (system)",
+)
+STATISTIC = opt(
+    "--statistic",
+    choices="tie_statistic",
+    default="acc_eq",
+    help="acc_eq (the share of pairs of outputs the metric orders as the people do, ties "
+    "included) or tau_eq (2 acc_eq - 1)",
+)
+
+
+def _sample_size_opt(default_text: str) -> Opt:
+    return opt(
+        "--n",
+        type=_sample_size,
+        default_text=default_text,
+        help="sample size n of the Williams test (n - 3 degrees of freedom)",
+    )
 
 
 #: Options of the LLM-judge analyses (judges, rater-panel).
 JUDGE_OPTIONS = (
-    _level("system"),
-    _method("kendall"),
-    opt("--variant", choices="variant", default="b", help="Kendall variant"),
+    _level(),
+    _method(),
+    VARIANT,
     opt(
         "--reference",
         choices="reference",
         default="panel",
-        help="the human rater's panel: the mean of all raters (the TACL study) or of the others",
+        help="the human rater's panel: the mean of all raters (panel, the TACL study) or of the "
+        "other raters (others)",
     ),
     INCLUDE_HUMAN,
 )
+#: What ``--n`` of the Williams tests defaults to.
+WILLIAMS_N = (
+    "the number of systems at system level, of inputs at item level (the paper's convention), "
+    "of items at global level"
+)
+DATA_DEFAULT = "$HANNA_DATA, else the fetch-data cache"
+#: Every analysis command's --per-subset (added by :meth:`Command.populate`).
+PER_SUBSET = opt(
+    "--per-subset",
+    action="store_true",
+    keyword=False,
+    help="run the analysis on each subset of the store (WMT: each language pair) and stack the "
+    "tables under a first column subset, as the WMT metrics tasks report every pair",
+)
+OUTPUT_FORMAT = opt(
+    "--format",
+    choices="format",
+    default=DEFAULTS["format"],
+    keyword=False,
+    help="output: table (as wide as the terminal; on a terminal, a long table shows its first "
+    "and last rows), csv or json (every row, full precision)",
+)
+
+
+def _source_options() -> tuple[Opt, ...]:
+    """``--data`` and ``--db`` (exclusive), ``--systems``, ``--exclude-systems``, ``--subset``."""
+    return (
+        opt(
+            "--data",
+            type=Path,
+            metavar="DIR",
+            keyword=False,
+            default_text=DATA_DEFAULT,
+            help="HANNA data folder, built into an in-memory store",
+        ),
+        opt(
+            "--db",
+            type=Path,
+            metavar="FILE",
+            keyword=False,
+            default_text="none: --data is read",
+            help="an existing store file (see `ingest`), opened read-only",
+        ),
+        opt(
+            "--systems",
+            type=_names,
+            metavar="NAME[,NAME...]",
+            keyword=False,
+            default_text="all",
+            help="analyse only these systems",
+        ),
+        opt(
+            "--exclude-systems",
+            type=_names,
+            metavar="NAME[,NAME...]",
+            keyword=False,
+            default_text="none",
+            help="leave these systems out, e.g. a reference or an outlier",
+        ),
+        opt(
+            "--subset",
+            metavar="LABEL",
+            keyword=False,
+            default_text="all: the subsets pooled",
+            help="analyse only this subset of the store (WMT: a language pair, e.g. en-de)",
+        ),
+    )
 
 
 def _analysis(
@@ -354,8 +526,20 @@ def _commands() -> tuple[Command, ...]:
             "their SHA-256 and store them in the cache (HANNA_STATS_CACHE, default "
             "~/.cache/hanna_stats). Offline, pass a local copy with --local DIR.",
             (
-                opt("--dest", type=Path, help="target folder (default: the cache)"),
-                opt("--local", type=Path, metavar="DIR", help="verify and copy a local copy"),
+                opt(
+                    "--dest",
+                    type=Path,
+                    metavar="DIR",
+                    default_text="the cache",
+                    help="target folder",
+                ),
+                opt(
+                    "--local",
+                    type=Path,
+                    metavar="DIR",
+                    default_text="none: download",
+                    help="verify and copy a local copy of the files instead of downloading them",
+                ),
                 opt(
                     "--with-annotations",
                     dest="include_annotations",
@@ -379,10 +563,28 @@ def _commands() -> tuple[Command, ...]:
             "(model_annotations.aligned[.paired].jsonl), else it is read as tidy (item,input,"
             "system,measure,value[,rater]).",
             (
-                opt("paths", nargs="+", type=Path, metavar="PATH", keyword=False),
+                opt(
+                    "paths",
+                    nargs="+",
+                    type=Path,
+                    metavar="PATH",
+                    keyword=False,
+                    help="a HANNA data folder, a WMT test set folder or a file (see above)",
+                ),
                 opt("--db", type=Path, required=True, help="store file (created if missing)"),
-                opt("--format", choices=("auto", *INGEST_FORMATS), default="auto", keyword=False),
-                opt("--human-system", help="tidy files: the system holding human references"),
+                opt(
+                    "--format",
+                    choices=("auto", *INGEST_FORMATS),
+                    default="auto",
+                    keyword=False,
+                    help="the dataset format of every PATH: auto (from its name and content, "
+                    "see above) or one of the formats named",
+                ),
+                opt(
+                    "--human-system",
+                    default_text="none",
+                    help="tidy files: the system holding human references",
+                ),
                 opt(
                     "--human",
                     type=_comma_list,
@@ -403,16 +605,24 @@ def _commands() -> tuple[Command, ...]:
                     "it is refused with its row. A human measure without one gets one inferred "
                     "from its values, printed in the summary",
                 ),
-                opt("--study", help="tidy files: the study's name (default: the file's stem)"),
+                opt("--study", default_text="the file's stem", help="tidy files: the study's name"),
                 opt(
                     "--item-word",
                     default="item",
                     metavar="WORD",
                     help="tidy files: the study's word for its items, e.g. summary or segment "
-                    "(the report's 'summary level'; default item)",
+                    "(the report's 'summary level')",
                 ),
-                opt("--lp", help="WMT test sets: the language pair (needed if several)"),
-                opt("--ref", help="WMT test sets: the standard reference (needed if several)"),
+                opt(
+                    "--lp",
+                    default_text="the test set's only one",
+                    help="WMT test sets: the language pair (needed if several)",
+                ),
+                opt(
+                    "--ref",
+                    default_text="the test set's only one",
+                    help="WMT test sets: the standard reference (needed if several)",
+                ),
                 opt(
                     "--extend",
                     action="store_true",
@@ -426,9 +636,9 @@ def _commands() -> tuple[Command, ...]:
                 opt(
                     "--scale-policy",
                     choices="scale_policy",
+                    default_text="keep for HANNA's LLM file, as its authors used it; else error",
                     help="what a judge's or metric's value outside its measure's scale does: "
-                    "error, missing, clip or keep (always counted; default: keep for HANNA's "
-                    "LLM file, as its authors used it, else error); human ratings off their "
+                    "error, missing, clip or keep (always counted); human ratings off their "
                     "scale are always refused",
                 ),
             ),
@@ -445,7 +655,7 @@ def _commands() -> tuple[Command, ...]:
             "writes nothing outside the store (no COPY TO, read_csv, ATTACH or extension "
             "install) unless --allow-files.",
             (
-                opt("query"),
+                opt("query", help="one SQL statement, e.g. SELECT * FROM system_scores"),
                 opt("--write", action="store_true", help="open the store file read-write"),
                 opt(
                     "--allow-files",
@@ -461,37 +671,43 @@ def _commands() -> tuple[Command, ...]:
             "correlations of metrics with human criteria (or each other)",
             "Correlate measures at item (per-input, then averaged), system or global level. "
             "Human-written stories are excluded unless --include-human.",
-            _level("item"),
-            opt("--method", choices="coefficient", default="kendall"),
-            opt("--against", choices="against", default="criteria"),
-            opt("--variant", choices="variant", default="b", help="Kendall variant"),
-            opt("--nan-policy", choices="nan_policy", default="omit"),
+            _level(),
+            _method(
+                "coefficient",
+                METHOD_HELP + ", or acc_eq (pairwise accuracy with ties, Deutsch et al. 2023)",
+            ),
+            opt(
+                "--against",
+                choices="against",
+                default="criteria",
+                help="what is correlated with what: criteria (each automatic measure with each "
+                "human criterion), metrics (automatic measures with each other), "
+                "inter-criteria (the criteria with each other) or all (every pair of measures)",
+            ),
+            VARIANT,
+            NAN_POLICY,
             INCLUDE_HUMAN,
             KINDS,
             opt(
                 "--pvalue-method",
                 choices="pvalue_method",
+                default_text="none, no p-values",
                 help="add each correlation's two-sided p-value and sample size n (system and "
                 "global level), as scipy.stats' kendalltau/spearmanr/pearsonr: auto (scipy's "
-                "default), exact or asymptotic (default: no p-values)",
+                "default), exact or asymptotic",
             ),
-            opt(
-                "--group-by",
-                choices="group_by",
-                default="input",
-                help="item level: correlate across the systems within each input (default) or "
-                "across the inputs within each system, then average",
-            ),
+            GROUP_BY,
             opt(
                 "--weighting",
                 choices="weighting",
-                default="uniform",
-                help="item level: average the groups alike (default) or weight each by its "
-                "number of observations (count)",
+                default=DEFAULTS["weighting"],
+                help="item level: the mean over the groups weighs each alike (uniform) or by "
+                "its number of observations (count)",
             ),
             opt(
                 "--confidence",
                 type=float,
+                default_text="none, no intervals",
                 help="Pearson at system/global level: add Fisher z intervals at this level "
                 "(columns n, ci_low, ci_high)",
             ),
@@ -504,8 +720,14 @@ def _commands() -> tuple[Command, ...]:
             "Rank the metrics in each of the 18 (criterion x coefficient) columns of absolute "
             "correlations at one level and sum the 0-based ranks; exact ties share a rank by "
             "--ties. Also reports the mean |r| aggregation.",
-            _level("item", "item-system"),
-            opt("--ties", choices="ties", default="average"),
+            _level("item_system_word"),
+            opt(
+                "--ties",
+                choices="ties",
+                default=DEFAULTS["ties"],
+                help="rank of equal |correlations| in a column: the mean of their 0-based "
+                "positions (average), the first (min) or the last (max)",
+            ),
             INCLUDE_HUMAN,
             KINDS,
             SYSTEM_SCORES,
@@ -516,11 +738,9 @@ def _commands() -> tuple[Command, ...]:
             "correlations on the k best systems per criterion (Fig. 8)",
             "For each criterion keep the k systems with the best mean rating and recompute "
             "each metric's correlation with it, for k in --ks.",
-            opt(
-                "--ks", type=_ks, default="4-10", help="k values: '4-10' or '4,6,8' (default 4-10)"
-            ),
-            _level("system", "item-system"),
-            _method("pearson"),
+            opt("--ks", type=_ks, default="4-10", help="k values: a range 4-10 or a list 4,6,8"),
+            _level("item_system_word"),
+            _method(),
             INCLUDE_HUMAN,
             KINDS,
             SYSTEM_SCORES,
@@ -531,22 +751,23 @@ def _commands() -> tuple[Command, ...]:
             "Williams tests between metrics' correlations with a criterion (Figs. 27-38)",
             "Williams (1959) test of H1 |r_a| > |r_b| for every ordered pair of metrics, the two "
             "correlations sharing the criterion. n defaults to the number of systems at system "
-            "level and, by the paper's convention, to the number of inputs at item level. "
-            "--correction adjusts the p-values within each --family: the criterion's ordered "
+            "level, by the paper's convention to the number of inputs at item level, and to the "
+            "number of items at global level. --correction adjusts the p-values within each "
+            "--family: the criterion's ordered "
             "pairs (criterion), one ordered pair across the study's criteria (pair: Chhun et "
             "al. 2024's family of one judge against another), or every test of every criterion "
             "at this level and method (all).",
             CRITERION,
-            _level("system"),
-            _method("pearson"),
-            opt("--n", type=_sample_size, help="sample size used by the test (see above)"),
-            opt("--alternative", choices="alternative", default="greater"),
-            opt("--correction", choices="correction", help="multiple-testing correction"),
+            _level(),
+            _method(),
+            _sample_size_opt(WILLIAMS_N),
+            ALTERNATIVE,
+            CORRECTION,
             opt(
                 "--family",
                 choices="family",
-                default="criterion",
-                help="the family of --correction (see above)",
+                default=DEFAULTS["family"],
+                help="the tests --correction adjusts together: criterion, pair or all (see above)",
             ),
             INCLUDE_HUMAN,
             KINDS,
@@ -560,8 +781,9 @@ def _commands() -> tuple[Command, ...]:
             "shared by every measure), label the pair by which system wins at confidence "
             "1 - alpha, and score each metric's labels against each criterion's by weighted F1.",
             RESAMPLES,
-            opt("--alpha", type=float, default=0.05, help="significance level"),
+            ALPHA,
             SEED,
+            SCHEDULER,
             opt(
                 "--labels",
                 dest="function",
@@ -579,13 +801,26 @@ def _commands() -> tuple[Command, ...]:
             "bootstrap confidence intervals of metric-criterion correlations",
             "Bootstrap CIs (Deutsch et al. 2021) resampling inputs, systems or both; percentile "
             "or BCa.",
-            _level("item", "item-system"),
-            _method("kendall"),
-            opt("--resample", choices="resample", default="inputs"),
+            _level("item_system_word"),
+            _method(),
+            opt(
+                "--resample",
+                choices="resample",
+                default=DEFAULTS["resample"],
+                help="what a resample draws with replacement: the inputs (BOOT-INPUTS), the "
+                "systems (BOOT-SYSTEMS) or both (BOOT-BOTH; Deutsch et al. 2021)",
+            ),
             RESAMPLES,
             CONFIDENCE,
-            opt("--ci-method", choices="ci_method", default="percentile"),
+            opt(
+                "--ci-method",
+                choices="ci_method",
+                default=DEFAULTS["ci_method"],
+                help="interval: percentile (quantiles of the resampled correlations) or bca "
+                "(bias-corrected and accelerated, Efron 1987; adds a jackknife)",
+            ),
             SEED,
+            SCHEDULER,
             INCLUDE_HUMAN,
             KINDS,
         ),
@@ -598,18 +833,28 @@ def _commands() -> tuple[Command, ...]:
             "input (--unit both/systems/inputs: PERM-BOTH, PERM-SYS, PERM-INPUT, Deutsch et al. "
             "2021); --stop-alpha stops a pair once its decision at that level is settled.",
             CRITERION,
-            _level("system"),
-            _method("kendall"),
-            opt("--permutations", type=_count, default=1000),
-            opt("--alternative", choices="alternative", default="two-sided"),
-            opt("--unit", choices="resample", default="both", help="what one coin swaps"),
+            _level(),
+            _method(),
+            PERMUTATIONS,
+            ALTERNATIVE,
+            opt(
+                "--unit",
+                choices="resample",
+                default="both",
+                help="what one coin swaps between the two metrics' standardised scores: each "
+                "item (both: PERM-BOTH), each system's items (systems: PERM-SYS) or each input's "
+                "items (inputs: PERM-INPUT)",
+            ),
             opt(
                 "--stop-alpha",
                 type=float,
                 default=None,
-                help="early stopping at this level (Clopper-Pearson rule; default: none)",
+                default_text="none, every permutation",
+                help="stop a pair once its decision at this level is settled (Clopper-Pearson "
+                "rule)",
             ),
             SEED,
+            SCHEDULER,
             INCLUDE_HUMAN,
             KINDS,
         ),
@@ -620,9 +865,9 @@ def _commands() -> tuple[Command, ...]:
             "Pairwise accuracy with ties where a metric ties two outputs whose scores differ by "
             "at most epsilon, epsilon chosen per metric and criterion to maximise the "
             "statistic, one epsilon for all groups (Deutsch, Foster and Freitag 2023).",
-            _level("item"),
-            opt("--statistic", choices="tie_statistic", default="acc_eq"),
-            opt("--group-by", choices="group_by", default="input", help="item-level groups"),
+            _level(),
+            STATISTIC,
+            GROUP_BY,
             ONE_CRITERION,
             SYSTEM_SCORES,
             INCLUDE_HUMAN,
@@ -636,17 +881,19 @@ def _commands() -> tuple[Command, ...]:
             "pair of observations (mt-metrics-eval's PairwisePermutationSigDiff). p-value of "
             "H1: measure_a agrees better than measure_b.",
             CRITERION,
-            _level("item"),
-            opt("--statistic", choices="tie_statistic", default="acc_eq"),
-            opt("--permutations", type=_count, default=1000),
+            _level(),
+            STATISTIC,
+            PERMUTATIONS,
             SEED,
-            opt("--group-by", choices="group_by", default="input", help="item-level groups"),
+            SCHEDULER,
+            GROUP_BY,
             opt(
                 "--swap",
                 choices="swap",
                 default="pairs",
-                help="swap the metrics' outcomes per pair (default) or their z-scored scores per "
-                "cell, re-calibrating both every permutation (slow: MTME's PermutationSigDiff)",
+                help="swap the metrics' outcomes per pair (pairs) or their z-scored scores per "
+                "cell, re-calibrating both every permutation (scores; slow: MTME's "
+                "PermutationSigDiff)",
             ),
             SYSTEM_SCORES,
             INCLUDE_HUMAN,
@@ -663,8 +910,9 @@ def _commands() -> tuple[Command, ...]:
             "mt-metrics-eval); the columns n_systems_dropped and n_missing count them. The "
             "permutations need the items' scores: --system-scores given is refused.",
             ONE_CRITERION,
-            opt("--permutations", type=_count, default=1000),
+            PERMUTATIONS,
             SEED,
+            SCHEDULER,
             SYSTEM_SCORES,
             INCLUDE_HUMAN,
             KINDS,
@@ -677,11 +925,17 @@ def _commands() -> tuple[Command, ...]:
             "current cluster beats it with one-sided permutation p <= --alpha (PERM-BOTH for "
             "the correlations, the calibrated pairwise test for acc_eq).",
             CRITERION,
-            _level("system"),
-            opt("--method", choices="cluster_method", default="kendall"),
-            opt("--permutations", type=_count, default=1000),
+            _level(),
+            _method(
+                "coefficient",
+                "statistic the metrics are ranked by: a correlation (pearson, spearman or "
+                "kendall; PERM-BOTH tests) or acc_eq (tie-calibrated pairwise accuracy; pairwise "
+                "permutation tests)",
+            ),
+            PERMUTATIONS,
             SEED,
-            opt("--alpha", type=float, default=0.05, help="significance level"),
+            SCHEDULER,
+            ALPHA,
             SYSTEM_SCORES,
             INCLUDE_HUMAN,
             KINDS,
@@ -697,6 +951,47 @@ def _commands() -> tuple[Command, ...]:
             MEASURES,
             RATED_KINDS,
             CONFIDENCE,
+            NO_HUMAN,
+            empty_note=NO_RATINGS,
+        ),
+        _analysis(
+            "nominal-agreement",
+            "nominal:nominal_agreement",
+            "chance-corrected agreement of categorical ratings: AC1, Fleiss' and Cohen's kappa, "
+            "alpha",
+            "Gwet's AC1, Fleiss' kappa, Krippendorff's alpha (nominal) and, for two raters, "
+            "Cohen's kappa, per measure, of any rater-level values taken as categories (0/1 "
+            "flags, Likert points, an LLM judge's labels across its tries): the human criteria "
+            "by default. AC1 and Fleiss' kappa have Student-t intervals (irrCAC's), Cohen's "
+            "kappa a normal one (statsmodels'), unless --interval-method sets one for all "
+            "three; alpha has a percentile bootstrap interval over items (--resamples draws "
+            "from --seed).",
+            MEASURES,
+            RATED_KINDS,
+            opt(
+                "--confidence",
+                dest="confidence_level",
+                type=float,
+                default=DEFAULTS["confidence_level"],
+                help="confidence level of the intervals, in (0, 1)",
+            ),
+            opt(
+                "--interval-method",
+                choices="interval_method",
+                default=None,
+                default_text="t for AC1 and Fleiss' kappa, z for Cohen's kappa",
+                help="distribution of the closed-form intervals and p-values: t (Student, n - 1 "
+                "degrees of freedom) or z (normal)",
+            ),
+            opt(
+                "--categories",
+                choices="categories",
+                default="scale",
+                help="the categories: the whole numbers of the measure's Likert or integer scale, "
+                "used or not (AC1 depends on their number), or only the labels observed",
+            ),
+            RESAMPLES,
+            SEED,
             NO_HUMAN,
             empty_note=NO_RATINGS,
         ),
@@ -725,16 +1020,12 @@ def _commands() -> tuple[Command, ...]:
             "Williams tests of each LLM judge against the best metric of its criterion",
             "For each criterion, the metric with the largest |correlation| at --level; every "
             "judge measure of that criterion (each prompt) is tested against it in both "
-            "directions (one-sided Williams tests), with the correction adjusting one judge "
-            "and prompt against one metric across the criteria (Chhun et al. 2024's family).",
-            _level("system"),
-            _method("kendall"),
-            opt(
-                "--n",
-                type=_sample_size,
-                help="sample size used by the test (default: as williams)",
-            ),
-            opt("--correction", choices="correction", default="bh", help="default bh"),
+            "directions (one-sided Williams tests), --correction adjusting one judge and "
+            "prompt against one metric across the criteria (Chhun et al. 2024's family).",
+            _level(),
+            _method(),
+            _sample_size_opt(WILLIAMS_N),
+            CORRECTION,
             INCLUDE_HUMAN,
         ),
         _analysis(
@@ -772,9 +1063,17 @@ def _commands() -> tuple[Command, ...]:
                     type=Path,
                     metavar="FILE",
                     keyword=False,
-                    help="the user-study CSV (default: user_study.csv in the data folder)",
+                    default_text="user_study.csv in the data folder",
+                    help="the user-study CSV",
                 ),
-                opt("--data", type=Path, metavar="DIR", keyword=False, help="HANNA data folder"),
+                opt(
+                    "--data",
+                    type=Path,
+                    metavar="DIR",
+                    keyword=False,
+                    default_text=DATA_DEFAULT,
+                    help="HANNA data folder",
+                ),
                 CONFIDENCE,
                 RESAMPLES,
                 SEED,
@@ -801,17 +1100,58 @@ def _commands() -> tuple[Command, ...]:
                     type=Path,
                     metavar="DIR",
                     keyword=False,
+                    default_text="none",
                     help="also write every table as CSV and Parquet into DIR",
                 ),
-                opt("--seed", type=_seed, default=0, help="seed of every resampling"),
+                opt(
+                    "--seed",
+                    type=_seed,
+                    default=DEFAULTS["seed"],
+                    help="seed of every resampling (bootstrap intervals, paired bootstrap)",
+                ),
                 RESAMPLES,
-                opt("--alpha", type=float, default=0.05, help="significance level"),
+                opt(
+                    "--alpha",
+                    type=float,
+                    default=0.05,
+                    help="significance level of the paired bootstrap labels and the Williams "
+                    "matrices",
+                ),
                 CONFIDENCE,
-                opt("--ci-resample", choices="resample", default="inputs"),
-                opt("--williams-level", choices="item-system", default="system"),
-                opt("--williams-method", choices="method", default="pearson"),
-                opt("--correction", choices="correction", help="multiple-testing correction"),
-                opt("--ties", choices="ties", default="average", help="Borda tie rule"),
+                opt(
+                    "--ci-resample",
+                    choices="resample",
+                    default=DEFAULTS["resample"],
+                    help="what the correlation intervals resample: inputs, systems or both",
+                ),
+                opt(
+                    "--williams-level",
+                    choices="item_system_word",
+                    default="system",
+                    help="level of the Williams matrices (the report's own setting: the paper's "
+                    "figures are at system level)",
+                ),
+                opt(
+                    "--williams-method",
+                    choices="method",
+                    default="pearson",
+                    help="coefficient of the Williams matrices (the report's own setting: the "
+                    "paper's figures use pearson)",
+                ),
+                opt(
+                    "--correction",
+                    choices="correction",
+                    default=DEFAULTS["correction"],
+                    default_text="none, the tests' own p-values",
+                    help="multiple-testing correction of the Williams p-values: bh, by, holm or "
+                    "bonferroni",
+                ),
+                opt(
+                    "--ties",
+                    choices="ties",
+                    default=DEFAULTS["ties"],
+                    help="tie rule of the Borda count: average, min or max",
+                ),
                 KINDS,
             ),
             _cmd_report,
@@ -829,26 +1169,37 @@ def _commands() -> tuple[Command, ...]:
             "transaction; already scored (item, metric) pairs are skipped unless --force) and/or "
             "to --out (CSV or Parquet by extension: item,input,system,metric,value).",
             (
-                opt("--list", action="store_true", help="print the metric registry and exit"),
+                opt(
+                    "--list",
+                    action="store_true",
+                    help="print the metric registry as a table (see --format) and exit",
+                ),
                 opt(
                     "--metrics",
                     default="all-string",
-                    help="comma-separated metric or scorer names, 'all-string' (default) or 'all'",
+                    help="comma-separated metric or scorer names, 'all-string' (the string-based "
+                    "metrics) or 'all'",
                 ),
                 opt(
                     "--input",
                     type=Path,
                     metavar="FILE",
-                    help="texts to score (default: the texts the --db store holds)",
+                    default_text="the texts the --db store holds",
+                    help="texts to score",
                 ),
                 opt(
                     "--db",
                     type=Path,
                     metavar="FILE",
+                    default_text="none",
                     help="store file to write the scores into (created if missing when --input)",
                 ),
                 opt(
-                    "--out", type=Path, metavar="FILE", help="tidy table to write (.csv, .parquet)"
+                    "--out",
+                    type=Path,
+                    metavar="FILE",
+                    default_text="none",
+                    help="tidy table to write (.csv, .parquet)",
                 ),
                 opt(
                     "--hanna-compat",
@@ -871,7 +1222,11 @@ def _commands() -> tuple[Command, ...]:
                     action="store_true",
                     help="score texts of another study than the store's into it",
                 ),
-                opt("--device", help="torch device for model-based metrics (cpu, cuda)"),
+                opt(
+                    "--device",
+                    default_text="cuda when available, else cpu",
+                    help="torch device for model-based metrics (cpu, cuda, cuda:1, ...)",
+                ),
                 opt(
                     "--batch-size",
                     type=_count,
@@ -930,9 +1285,16 @@ def _parser() -> argparse.ArgumentParser:
         description="Meta-evaluation of NLG metrics against human judgements (HANNA and beyond).",
     )
     parser.add_argument(
-        "--debug", action="store_true", help="show the traceback of an error (give it first)"
+        "--debug",
+        action="store_true",
+        help="show the traceback of an error (give it first) (default: off)",
     )
-    sub = parser.add_subparsers(title="subcommands", required=True, metavar="SUBCOMMAND")
+    sub = parser.add_subparsers(
+        title="subcommands",
+        required=True,
+        metavar="SUBCOMMAND",
+        help="what to do; SUBCOMMAND --help shows its options and their defaults",
+    )
     for command in _commands():
         sub.add_parser(
             command.name,
@@ -951,13 +1313,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(argv)
     except BrokenPipeError:
-        # The reader went away (`... | head`). As the Python docs advise: point stdout at
-        # devnull so that the flush at exit does not fail again, and stop quietly.
-        try:
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        except (OSError, ValueError, AttributeError):  # stdout without a file descriptor
-            pass
-        return 1
+        # The reader went away (`... | head`), which is how a pipe ends: stop quietly with
+        # status 0, whatever the format. As the Python docs advise, point stdout at devnull so
+        # that the flush at exit (of what is still buffered) does not fail again.
+        quiet_stdout()
+        return 0
+
+
+def quiet_stdout() -> None:
+    """Point stdout's file descriptor at devnull (after a :class:`BrokenPipeError`)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # stdout without a file descriptor
+        pass
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -1015,7 +1385,7 @@ def _names(text: str) -> list[str]:
 
 def _study(args: argparse.Namespace) -> Study:
     """The Study of ``--db`` (read-only) or of the HANNA data (see :func:`_connect`), restricted
-    to ``--systems`` / ``--exclude-systems``."""
+    to ``--subset``, then ``--systems`` / ``--exclude-systems``."""
     if args.db is not None:
         from hanna_stats.store import load_study
 
@@ -1028,9 +1398,18 @@ def _study(args: argparse.Namespace) -> Study:
         from hanna_stats.store import open_study, resolve_hanna_dir
 
         study = open_study(resolve_hanna_dir(args.data))
-    if args.systems is None and args.exclude_systems is None:
+    if len(study.subsets) > 1 and args.subset is None and not getattr(args, "per_subset", False):
+        each = "--per-subset gives one table per subset, " if hasattr(args, "per_subset") else ""
+        print(
+            f"note: the store holds {len(study.subsets)} subsets ({', '.join(study.subsets)}): "
+            f"the statistics pool them; {each}--subset LABEL gives one of them",
+            file=sys.stderr,
+        )
+    if args.systems is None and args.exclude_systems is None and args.subset is None:
         return study
-    return study.subset(systems=args.systems, exclude_systems=args.exclude_systems)
+    return study.subset(
+        systems=args.systems, exclude_systems=args.exclude_systems, subset=args.subset
+    )
 
 
 def _check_store_file(path: Path) -> None:
@@ -1041,15 +1420,212 @@ def _check_store_file(path: Path) -> None:
 
 
 def _emit(df: pl.DataFrame, fmt: str) -> None:
+    """Print ``df`` as ``fmt``: csv, json (one array of row objects) or a table that fits the
+    terminal (:func:`table_lines`; on a terminal, a long table shows its first and last rows)."""
     if fmt == "csv":
-        sys.stdout.write(df.write_csv())
+        _write(df.write_csv())
     elif fmt == "json":
-        sys.stdout.write(df.write_json() + "\n")
+        _write(df.write_json() + "\n")
     else:
-        import polars as pl
+        edge = TABLE_EDGE_ROWS if sys.stdout.isatty() else None
+        width = shutil.get_terminal_size().columns
+        ellipsis = "…" if _encodes(sys.stdout, "…") else "..."
+        lines = table_lines(df, width, edge=edge, ellipsis=ellipsis)
+        for start in range(0, len(lines), 1000):
+            _write("".join(line + "\n" for line in lines[start : start + 1000]))
 
-        with pl.Config(tbl_rows=-1, tbl_cols=-1, fmt_str_lengths=60, tbl_width_chars=200):
-            print(df)
+
+def _write(text: str, chunk: int = 1 << 16) -> None:
+    """Write ``text`` to stdout in chunks, so that a reader that went away is noticed early
+    (:class:`BrokenPipeError`, which :func:`main` turns into a quiet exit)."""
+    for start in range(0, len(text), chunk):
+        sys.stdout.write(text[start : start + chunk])
+
+
+def _encodes(stream: Any, text: str) -> bool:
+    try:
+        text.encode(getattr(stream, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+#: Rows a long table shows at each end when stdout is a terminal.
+TABLE_EDGE_ROWS = 10
+#: The widest a table cell is printed (a longer one ends in an ellipsis); headers are whole.
+CELL_WIDTH = 40
+#: The narrowest a text column is squeezed to before columns move to a further block.
+SQUEEZED_WIDTH = 16
+COLUMN_GAP = "  "
+
+
+def table_lines(
+    df: pl.DataFrame, width: int, *, edge: int | None = None, ellipsis: str = "…"
+) -> list[str]:
+    """``df`` as lines of text no wider than ``width``: a header, a rule and one line per row,
+    numbers right-aligned (floats to 4 significant digits), long cells cut with ``ellipsis``,
+    then a line counting the rows.
+
+    Headers are never cut (columns named alike, ``pvalue_judge`` and ``pvalue_judge_adjusted``,
+    stay apart), unless one is wider than ``width`` itself; text columns are squeezed to
+    :data:`SQUEEZED_WIDTH` first, and the columns that still do not fit go to further blocks,
+    each repeating the first column when it is text. With ``edge``, a table of more than
+    ``2 edge + 1`` rows shows its first and last ``edge`` rows and says how to get all.
+    """
+    width = max(width, 20)
+    n_rows = df.height
+    cut = edge is not None and n_rows > 2 * edge + 1
+    shown = df.head(edge).vstack(df.tail(edge)) if cut else df
+    headers = list(df.columns)
+    numeric = [dtype.is_numeric() for dtype in df.dtypes]
+    cells = [_column_text(shown.get_column(name)) for name in headers]
+    widths = []
+    for header, column in zip(headers, cells, strict=True):
+        longest = max((_text_width(c) for c in column), default=0)
+        widths.append(max(_text_width(header), min(longest, CELL_WIDTH)))
+    gap = len(COLUMN_GAP)
+    if sum(widths) + gap * (len(widths) - 1) > width:  # squeeze the text columns, if that fits
+        squeezed = list(widths)
+        for k in sorted(range(len(widths)), key=lambda k: -widths[k]):
+            excess = sum(squeezed) + gap * (len(squeezed) - 1) - width
+            if excess <= 0:
+                break
+            if not numeric[k]:
+                floor = max(_text_width(headers[k]), SQUEEZED_WIDTH)
+                squeezed[k] = min(widths[k], max(floor, widths[k] - excess))
+        if sum(squeezed) + gap * (len(squeezed) - 1) <= width:
+            widths = squeezed
+    widths = [min(w, width) for w in widths]
+    blocks: list[list[int]] = []
+    lead = [0] if headers and not numeric[0] and widths[0] <= width // 3 else []
+    for k in range(len(headers)):
+        block = blocks[-1] if blocks else None
+        if block is not None and sum(widths[j] + gap for j in block) + widths[k] <= width:
+            block.append(k)
+        else:
+            blocks.append([*lead, k] if blocks and k not in lead else [k])
+    lines: list[str] = []
+    for number, block in enumerate(blocks):
+        if number:
+            lines.append("")
+
+        def line(texts: list[str], block: list[int] = block) -> str:
+            parts = []
+            for j, text in zip(block, texts, strict=True):
+                text = _cut(text, widths[j], ellipsis)
+                pad = " " * (widths[j] - _text_width(text))
+                parts.append(pad + text if numeric[j] else text + pad)
+            return COLUMN_GAP.join(parts).rstrip()
+
+        lines.append(line([headers[j] for j in block]))
+        lines.append(COLUMN_GAP.join("-" * widths[j] for j in block))
+        for row in range(shown.height):
+            if cut and row == edge:
+                lines.append(line([ellipsis] * len(block)))
+            lines.append(line([cells[j][row] for j in block]))
+    count = f"{n_rows:,} row{'' if n_rows == 1 else 's'}"
+    if len(blocks) > 1:
+        count += f", {len(headers)} columns in {len(blocks)} blocks"
+    if cut:
+        count += f"; the first and last {edge} shown (every row: --format csv or json)"
+    lines.extend(textwrap.wrap(count, width) or [count])
+    return lines
+
+
+def _column_text(column: pl.Series) -> list[str]:
+    """The cells of ``column`` as display text."""
+    dtype = column.dtype
+    values = column.to_list()
+    if dtype.is_float():
+        return [_float_text(v) for v in values]
+    text = []
+    for v in values:
+        if v is None:
+            text.append("null")
+        elif isinstance(v, bool):
+            text.append("true" if v else "false")
+        elif isinstance(v, str):
+            text.append(v.translate(_CONTROL))
+        else:
+            text.append(str(v).translate(_CONTROL))
+    return text
+
+
+#: Line breaks and tabs in a cell, shown escaped (a row stays one line).
+_CONTROL = {ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"}
+
+
+def _float_text(value: float | None) -> str:
+    if value is None:
+        return "null"
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "inf" if value > 0 else "-inf"
+    if 1e4 <= abs(value) < 1e15:
+        return f"{value:.0f}"
+    return f"{value:.4g}"
+
+
+def _text_width(text: str) -> int:
+    """Terminal columns ``text`` takes (East Asian wide characters two, combining marks none)."""
+    if text.isascii():
+        return len(text)
+    return sum(_char_width(c) for c in text)
+
+
+def _char_width(char: str) -> int:
+    if unicodedata.combining(char):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+
+
+def _cut(text: str, width: int, ellipsis: str) -> str:
+    """``text`` cut to ``width`` terminal columns, ending in ``ellipsis`` when cut."""
+    if _text_width(text) <= width:
+        return text
+    room = width - _text_width(ellipsis)
+    if room <= 0:
+        return ellipsis[:width]
+    kept, used = [], 0
+    for char in text:
+        used += _char_width(char)
+        if used > room:
+            break
+        kept.append(char)
+    return "".join(kept) + ellipsis
+
+
+@contextlib.contextmanager
+def _scheduler(args: argparse.Namespace) -> Iterator[dict[str, Any]]:
+    """``{"executor": ...}`` on the Dask cluster of ``--scheduler`` (a scheduler's address, or
+    ``local[:N]``: a cluster of N worker processes here, closed at the end), else ``{}``."""
+    address = getattr(args, "scheduler", None)
+    if address is None:
+        yield {}
+        return
+    from hanna_stats.kernels.distributed import connect
+
+    local, _, workers = address.partition(":") if address.startswith("local") else ("", "", "")
+    if local and (local != "local" or (workers and not workers.isdigit()) or workers == "0"):
+        raise ValueError(f"--scheduler {address}: expected tcp://HOST:PORT, local or local:N")
+    try:
+        if local:
+            options = {"threads_per_worker": 1, "dashboard_address": ":0"}
+            executor = connect(None, n_workers=int(workers) if workers else None, **options)
+        else:
+            executor = connect(address, timeout="10s")
+    except ImportError as error:
+        raise ValueError(f"--scheduler needs Dask: {error}") from None
+    except (OSError, TimeoutError) as error:
+        raise ValueError(f"--scheduler {address}: cannot reach the scheduler ({error})") from None
+    try:
+        yield {"executor": executor}
+    finally:
+        cluster = executor.client.cluster if local else None
+        executor.client.close()
+        if cluster is not None:
+            cluster.close()
 
 
 def _run_analysis(command: Command, args: argparse.Namespace) -> int:
@@ -1058,28 +1634,49 @@ def _run_analysis(command: Command, args: argparse.Namespace) -> int:
     module, name = (getattr(args, "function", None) or command.function).split(":")
     function = getattr(importlib.import_module(f"hanna_stats.analyses.{module}"), name)
     study, keywords = _study(args), command.keywords(args)
-    df = function(study, **keywords)
+    with _scheduler(args) as executor:
+        df = _analyse(function, study, {**keywords, **executor}, args.per_subset)
     if df.is_empty() and command.empty_note:
         print(command.empty_note, file=sys.stderr)
     if keywords.get("system_scores") == "given":
-        _note_left_out(study, keywords)
+        if args.per_subset:
+            for label in study.subsets:
+                _note_left_out(study.subset(subset=label), keywords, label)
+        else:
+            _note_left_out(study, keywords)
     _emit(df, args.format)
     return 0
 
 
-def _note_left_out(study: Study, keywords: dict[str, Any]) -> None:
+def _analyse(
+    function: Callable[..., pl.DataFrame],
+    study: Study,
+    keywords: dict[str, Any],
+    each_subset: bool,
+) -> pl.DataFrame:
+    """``function(study, **keywords)``, or stacked per subset (``--per-subset``)."""
+    if each_subset:
+        from hanna_stats.analyses import per_subset
+
+        return per_subset(function, study, **keywords)
+    return function(study, **keywords)
+
+
+def _note_left_out(study: Study, keywords: dict[str, Any], subset: str | None = None) -> None:
     """With ``--system-scores given``: one line on stderr naming the measures left out for
-    want of given system-level values (as mt-metrics-eval leaves them out)."""
-    from hanna_stats.analyses._common import given_left_out
+    want of given system-level values (as mt-metrics-eval leaves them out); with
+    ``--per-subset``, one per subset, ``study`` being the subset named ``subset``."""
+    from hanna_stats.analyses import given_left_out
     from hanna_stats.store.source import shorten
 
     left_out = given_left_out(study, keywords.get("kinds", ("metric",)), keywords["include_human"])
     if left_out:
         names = ", ".join(shorten(repr(m)) for m in left_out[:5])
         more = f", ... ({len(left_out) - 5} more)" if len(left_out) > 5 else ""
+        where = f" in subset {subset!r}" if subset is not None else ""
         print(
             f"note: --system-scores given: left out {len(left_out)} measure(s) without given "
-            f"system-level values (WMT: no .sys.score file): {names}{more}",
+            f"system-level values{where} (WMT: no .sys.score file): {names}{more}",
             file=sys.stderr,
         )
 
@@ -1093,20 +1690,33 @@ def _cmd_fetch(command: Command, args: argparse.Namespace) -> int:
 
 def _cmd_ingest(command: Command, args: argparse.Namespace) -> int:
     import hanna_stats.store as store
-    from hanna_stats.store.ingest import FILE_INGESTERS, FORMAT_HANNA_DIR, FORMAT_WMT, detect_format
+    from hanna_stats.store.formats import FORMATS, detect_format
 
+    flags = {  # the formats' own options: keyword of `ingest` -> (flag, value given or None)
+        "human_system": ("--human-system", args.human_system),
+        "human_measures": ("--human", args.human or None),
+        "scales": ("--scale", _scales(args.scale) or None),
+        "study": ("--study", args.study),
+        "item_word": ("--item-word", None if args.item_word == "item" else args.item_word),
+        "lp": ("--lp", args.lp),
+        "ref": ("--ref", args.ref),
+    }
+    given = {keyword: value for keyword, (_, value) in flags.items() if value is not None}
     formats = []
     for path in args.paths:  # before the store file is created
         if not path.exists():
             raise store.DataNotFoundError(f"{path}: no such file or folder")
         fmt = detect_format(path) if args.format == "auto" else args.format
-        if fmt == FORMAT_HANNA_DIR:
+        if fmt == "hanna-dir":
             store.check_hanna_dir(path)  # a WMT download root or another folder: one line
-        wmt_only = [o for o, v in (("--lp", args.lp), ("--ref", args.ref)) if v is not None]
-        if fmt != FORMAT_WMT and wmt_only:
-            raise ValueError(
-                f"{' and '.join(wmt_only)}: for WMT test sets only; {path} is read as {fmt}"
-            )
+        refused: dict[str, list[str]] = {}  # the flags this format does not take, by takers
+        for keyword in given:
+            if keyword not in FORMATS[fmt].options:
+                takers = " and ".join(f.reads for f in FORMATS.values() if keyword in f.options)
+                refused.setdefault(takers, []).append(flags[keyword][0])
+        if refused:
+            what = "; ".join(f"{' and '.join(f)}: for {who} only" for who, f in refused.items())
+            raise ValueError(f"{what}; {path} is read as {fmt}")
         formats.append(fmt)
     if args.db.is_dir():
         raise ValueError(f"--db {args.db}: is a folder; name a store file (created if missing)")
@@ -1115,21 +1725,7 @@ def _cmd_ingest(command: Command, args: argparse.Namespace) -> int:
     con = store.open_store(args.db)
     try:
         for path, fmt in zip(args.paths, formats, strict=True):
-            if fmt == FORMAT_WMT:
-                summaries = [store.ingest_wmt(con, path, lp=args.lp, ref=args.ref, **policy)]
-            elif fmt == FORMAT_HANNA_DIR:
-                summaries = store.ingest_hanna_dir(con, path, **policy)
-            else:
-                tidy = {
-                    "human_system": args.human_system,
-                    "human_measures": args.human,
-                    "scales": _scales(args.scale),
-                    "study": args.study,
-                    "item_word": args.item_word,
-                }
-                kwargs = {**policy, **(tidy if fmt == "tidy" else {})}
-                summaries = [FILE_INGESTERS[fmt](con, path, **kwargs)]
-            for summary in summaries:
+            for summary in store.ingest(con, path, format=fmt, **policy, **given):
                 print(summary)
     except BaseException:
         # a refused ingest leaves no store file behind that was not there before it

@@ -57,8 +57,15 @@ Ties = Literal["average", "min", "max"]
 Resample = Literal["inputs", "systems", "both"]
 #: Bootstrap interval methods.
 CIMethod = Literal["percentile", "bca"]
-#: Closed-form interval of an agreement coefficient: ``coef +- t_{n-1} SE`` or ``coef +- z SE``.
+#: Closed-form interval of an agreement coefficient: ``coef +- t_{n-1} SE`` or ``coef +- z SE``
+#: (the same distribution gives its p-value).
 IntervalMethod = Literal["t", "z"]
+#: How a ratings matrix is laid out: one row per item (target, unit) and one column per rater,
+#: every agreement kernel's default, or its transpose (Krippendorff's "reliability data").
+Layout = Literal["items x raters", "raters x items"]
+#: The categories of a measure's labels in the nominal coefficients: the whole numbers of its
+#: scale (every label it could get, used or not), or the labels observed.
+CategorySource = Literal["scale", "observed"]
 #: p-value of a correlation (scipy.stats.kendalltau's ``method``).
 PvalueMethod = Literal["auto", "exact", "asymptotic"]
 LevelOfMeasurement = Literal["nominal", "ordinal", "interval"]
@@ -81,6 +88,10 @@ Against = Literal["criteria", "metrics", "inter-criteria", "all"]
 TieStatistic = Literal["acc_eq", "tau_eq"]
 #: What a calibrated permutation swaps: outcomes per pair, or z-scored scores per cell.
 SwapUnit = Literal["pairs", "scores"]
+#: Order of the (input, system) cells when the global level pools them into one vector: input
+#: after input (cell ``(g, s)`` at ``g S + s``) or system after system (at ``s G + g``, the
+#: packing of mt-metrics-eval, which lists each system's segments one after another).
+CellOrder = Literal["input-major", "system-major"]
 #: The rater panel one rater is compared with: all raters, or the others.
 Reference = Literal["panel", "others"]
 #: What a value outside its measure's scale does at ingest.
@@ -91,6 +102,18 @@ OutputFormat = Literal["table", "csv", "json"]
 DataFormat = Literal[
     "hanna-metric-scores", "hanna-llm", "hanna-annotations", "tidy", "summeval", "wmt", "hanna-dir"
 ]
+
+#: The name HANNA's ingests give the study (the report numbers the paper's figures for it).
+HANNA_STUDY = "HANNA"
+#: The issues of the TACL 2024 user study on LLM judges' explanations, in its file's order.
+USER_STUDY_ISSUES = (
+    "guidelines",
+    "syntax",
+    "superfluous",
+    "incorrectness",
+    "unsubstantiated",
+    "incoherence",
+)
 
 #: Each word's values, in order (integer codes in compiled loops are positions here).
 WORDS: dict[str, tuple[str, ...]] = {
@@ -110,6 +133,8 @@ WORDS: dict[str, tuple[str, ...]] = {
     "resample": get_args(Resample),
     "ci_method": get_args(CIMethod),
     "interval_method": get_args(IntervalMethod),
+    "layout": get_args(Layout),
+    "categories": get_args(CategorySource),
     "pvalue_method": get_args(PvalueMethod),
     "level_of_measurement": get_args(LevelOfMeasurement),
     "weights": get_args(Weights),
@@ -121,6 +146,7 @@ WORDS: dict[str, tuple[str, ...]] = {
     "against": get_args(Against),
     "tie_statistic": get_args(TieStatistic),
     "swap": get_args(SwapUnit),
+    "cell_order": get_args(CellOrder),
     "reference": get_args(Reference),
     "scale_policy": get_args(ScalePolicy),
     "format": get_args(OutputFormat),

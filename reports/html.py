@@ -15,12 +15,11 @@ import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import altair as alt
 import polars as pl
 import vl_convert
-
-from hanna_stats.store.fetch import cache_root
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto;
@@ -303,7 +302,9 @@ def _javascript() -> str:
     """
     major, minor = alt.SCHEMA_VERSION.lstrip("v").split(".")[:2]
     vl_version = f"{major}.{minor}"
-    cached = cache_root() / "js" / f"vega-bundle-{vl_convert.__version__}-vl{vl_version}.js"
+    # the package's cache folder, as hanna_stats.store.fetch.cache_root finds it
+    root = Path(os.environ.get("HANNA_STATS_CACHE") or Path.home() / ".cache" / "hanna_stats")
+    cached = root / "js" / f"vega-bundle-{vl_convert.__version__}-vl{vl_version}.js"
     try:
         bundle = cached.read_text(encoding="utf-8")
     except OSError:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import polars as pl
 
-from hanna_stats._progress import progress
-from hanna_stats.store import Study
+from hanna_stats.progress import progress
+from hanna_stats.study import Study
 from reports.html import Section, render_page
 from reports.sections import SECTIONS, Context, ReportSettings
 

@@ -16,28 +16,26 @@ import numpy as np
 import polars as pl
 
 from hanna_stats import analyses as an
-from hanna_stats.analyses._common import (
-    ITEM_SYSTEM_LEVELS,
-    METHODS,
-    check_choice,
+from hanna_stats.kernels import check_confidence, check_count, check_seed
+from hanna_stats.study import Study
+from hanna_stats.vocabulary import HANNA_STUDY as HANNA
+from hanna_stats.vocabulary import (
+    WORDS,
+    Correction,
+    ItemSystemWord,
+    Kind,
+    Method,
+    Resample,
+    Ties,
+    check,
     check_kinds,
     check_level,
 )
-from hanna_stats.analyses.significance import williams_frame
-from hanna_stats.kernels import (
-    CORRECTIONS,
-    RESAMPLE,
-    TIE_RULES,
-    check_confidence,
-    check_count,
-    check_seed,
-)
-from hanna_stats.store import Study
-from hanna_stats.store.hanna import STUDY as HANNA
 from reports import charts
 from reports.html import Chart, Note, Section, Table
 
-LEVELS = ITEM_SYSTEM_LEVELS
+#: The levels and the coefficients of the report's correlation sections.
+LEVELS, METHODS = WORDS["item_system"], WORDS["method"]
 #: Below this many systems, system-level correlations and their intervals carry a note.
 SMALL_N = 8
 
@@ -73,12 +71,12 @@ class ReportSettings:
     resamples: int = 1000
     alpha: float = 0.05
     confidence: float = 0.95
-    ci_resample: str = "inputs"
-    williams_level: str = "system"
-    williams_method: str = "pearson"
-    correction: str | None = None
-    ties: str = "average"
-    kinds: tuple[str, ...] = ("metric",)
+    ci_resample: Resample = "inputs"
+    williams_level: ItemSystemWord = "system"
+    williams_method: Method = "pearson"
+    correction: Correction | None = None
+    ties: Ties = "average"
+    kinds: tuple[Kind, ...] = ("metric",)
 
     def __post_init__(self) -> None:
         """Check every setting before any work starts (a bad seed used to fail after the
@@ -91,14 +89,14 @@ class ReportSettings:
             raise ValueError(f"alpha must lie in (0, 0.5); got {self.alpha!r}")
         check_confidence(self.confidence)
         object.__setattr__(self, "williams_level", check_level(self.williams_level, LEVELS))
-        for name, choices in (
-            ("ci_resample", RESAMPLE),
-            ("williams_method", METHODS),
-            ("ties", TIE_RULES),
+        for name, word in (
+            ("ci_resample", "resample"),
+            ("williams_method", "method"),
+            ("ties", "ties"),
         ):
-            check_choice(name, getattr(self, name), choices)
+            check(name, getattr(self, name), WORDS[word])
         if self.correction is not None:
-            check_choice("correction", self.correction, CORRECTIONS)
+            check("correction", self.correction)
         check_kinds(self.kinds)
 
 
@@ -528,7 +526,11 @@ def top_k(ctx: Context) -> Section:
     if why:
         return _absent(section, why)
     frame = an.topk(
-        ctx.study, ks=range(4, ctx.n_rated_systems + 1), kinds=ctx.settings.kinds
+        ctx.study,
+        ks=range(4, ctx.n_rated_systems + 1),
+        level="system",
+        method="pearson",
+        kinds=ctx.settings.kinds,
     ).with_columns(pl.col("statistic").abs().alias("abs_statistic"))
     section.blocks += [
         Chart.of(
@@ -572,11 +574,11 @@ def williams(ctx: Context) -> Section:
     why = ctx.missing(criteria=True, metrics=True, systems=4)
     if why:
         return _absent(section, why)
-    tests = williams_frame(
+    tests = an.williams_all(
         ctx.study,
-        criteria=list(ctx.criteria),
         levels=(s.williams_level,),
         methods=(s.williams_method,),
+        alternative="greater",
         correction=s.correction,
         kinds=s.kinds,
     )
@@ -684,13 +686,13 @@ def tie_calibration(ctx: Context) -> Section:
     frame = pl.concat(
         [
             an.calibrated_accuracy(ctx.study, level=level, kinds=ctx.settings.kinds)
-            for level in ITEM_SYSTEM_LEVELS
+            for level in LEVELS
         ]
     )
     means = frame.group_by("level", "measure", maintain_order=True).agg(
         pl.col("statistic").mean().alias("mean_acc_eq")
     )
-    for level in ITEM_SYSTEM_LEVELS:
+    for level in LEVELS:
         top = means.filter(pl.col("level") == level).sort(
             "mean_acc_eq", "measure", descending=[True, False]
         )
@@ -834,7 +836,11 @@ def _judge_williams(ctx: Context, include_human: bool) -> list[Chart | Table | N
     frames, notes = [], []
     for level in JUDGE_WILLIAMS_LEVELS:
         try:
-            frames.append(an.judge_williams(ctx.study, level=level, include_human=include_human))
+            frames.append(
+                an.judge_williams(
+                    ctx.study, level=level, correction="bh", include_human=include_human
+                )
+            )
         except ValueError as err:
             notes.append(Note(f"Williams tests not computed at {level} level: {err}."))
     if not frames:

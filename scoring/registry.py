@@ -133,7 +133,7 @@ class ScoringConfig:
     models : Mapping[str, str]
         Checkpoint overrides, ``{default model name: name or local path}``.
     progress : bool
-        Show progress bars (only on a terminal; see ``hanna_stats._progress``).
+        Show progress bars (only on a terminal; see ``hanna_stats.progress``).
     split_sentences : bool
         Split every reference and candidate into sentences, one per line, before ROUGE reads
         it (:func:`scoring.strings.rouge.split_sentences`); changes the summary-level ROUGE-L

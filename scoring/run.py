@@ -9,7 +9,7 @@ import duckdb
 import numpy as np
 import polars as pl
 
-from hanna_stats._progress import progress
+from hanna_stats.progress import progress
 from hanna_stats.store.scores import scored_pairs, write_scores
 from scoring.io import ScoringInput, read_store_texts, to_texts
 from scoring.registry import REGISTRY, ScoringConfig, Texts, scorer_of

@@ -19,18 +19,22 @@ CREATE TABLE IF NOT EXISTS systems (
 -- Inputs (HANNA: writing prompts). text is NULL when unknown. domain and document: the input's
 -- domain and document when the study gives them (WMT: documents/LP.docs, e.g. 'news' and
 -- 'xinhua-zh-01.103859'), so that analyses can group inputs by them; NULL otherwise.
+-- subset: the sub-study the input belongs to, when the store holds several side by side (WMT: the
+-- language pair, e.g. 'en-de'); analyses can run per subset. NULL for studies without subsets.
 CREATE TABLE IF NOT EXISTS inputs (
     input_id INTEGER PRIMARY KEY DEFAULT nextval('input_id_seq'),
     name     VARCHAR NOT NULL UNIQUE,
     position INTEGER,              -- order within the source (HANNA: prompt index 0..95)
     text     VARCHAR,
     domain   VARCHAR,
-    document VARCHAR
+    document VARCHAR,
+    subset   VARCHAR
 );
--- Stores written before the columns domain and document existed gain them on their next
+-- Stores written before the columns domain, document and subset existed gain them on their next
 -- writable open.
 ALTER TABLE inputs ADD COLUMN IF NOT EXISTS domain VARCHAR;
 ALTER TABLE inputs ADD COLUMN IF NOT EXISTS document VARCHAR;
+ALTER TABLE inputs ADD COLUMN IF NOT EXISTS subset VARCHAR;
 
 -- Items (HANNA: stories): one output of one system for one input.
 CREATE TABLE IF NOT EXISTS items (
@@ -98,17 +102,21 @@ ALTER TABLE measures ADD COLUMN IF NOT EXISTS scale VARCHAR;
 -- Item-level values: automatic metrics, judges, and human criteria known only as averages.
 -- scores and ratings carry no FOREIGN KEY clauses: DuckDB checks them row by row (about 2 s per
 -- million rows), and hanna_stats.store writes these tables only by INSERT ... SELECT joined to
--- items, measures and raters, and never deletes, so every id exists.
+-- items, measures and raters, and never deletes, so every id exists. Nor a PRIMARY KEY: its
+-- index would hold every value's key in memory (about 80 bytes a value; 4 GB for 50 million),
+-- which DuckDB cannot let go of. (item_id, measure_id) is unique all the same: an ingest refuses
+-- a file that repeats a key, and writes a stored key by UPDATE (hanna_stats.store.batch). Stores
+-- written with the key keep it.
 CREATE TABLE IF NOT EXISTS scores (
     item_id    INTEGER NOT NULL,                 -- items.item_id
     measure_id INTEGER NOT NULL,                 -- measures.measure_id
-    value      DOUBLE,                           -- NULL = missing
-    PRIMARY KEY (item_id, measure_id)
+    value      DOUBLE                            -- NULL = missing
 );
 
 -- Rater-level values of any measure kind: a person's rating of a criterion, or one try of an
 -- LLM judge (its tries are its raters). score is NULL for an answer that could not be read as a
--- number (answer holds the raw text) or that the scale policy 'missing' dropped.
+-- number (answer holds the raw text) or that the scale policy 'missing' dropped. (item_id,
+-- rater_id, measure_id) is unique, without a PRIMARY KEY, as in scores.
 CREATE TABLE IF NOT EXISTS ratings (
     item_id     INTEGER NOT NULL,                -- items.item_id
     rater_id    INTEGER NOT NULL,                -- raters.rater_id
@@ -116,8 +124,7 @@ CREATE TABLE IF NOT EXISTS ratings (
     score       DOUBLE,
     work_time_s DOUBLE,
     assignment  VARCHAR,
-    answer      VARCHAR,                         -- the raw answer text, when given (LLM judges)
-    PRIMARY KEY (item_id, rater_id, measure_id)
+    answer      VARCHAR                          -- the raw answer text, when given (LLM judges)
 );
 ALTER TABLE ratings ALTER COLUMN score DROP NOT NULL;
 ALTER TABLE ratings ADD COLUMN IF NOT EXISTS answer VARCHAR;
@@ -127,26 +134,35 @@ ALTER TABLE ratings ADD COLUMN IF NOT EXISTS answer VARCHAR;
 -- not the mean of their segment scores. A measure may have these without item-level values.
 -- Analyses use them on request (correlate --system-scores given); view system_scores keeps the
 -- means over items. Written like scores (INSERT ... SELECT joined to systems and measures).
+-- subset: the subset (inputs.subset) the value is given for, '' for none (a key column cannot be
+-- NULL): a system has one value per measure in each language pair of a WMT store. Stores written
+-- before the column existed are rebuilt with it on their next writable open
+-- (hanna_stats.store.db).
 CREATE TABLE IF NOT EXISTS system_level_scores (
     measure_id INTEGER NOT NULL,                 -- measures.measure_id
     system_id  INTEGER NOT NULL,                 -- systems.system_id
     value      DOUBLE,                           -- NULL = missing
-    PRIMARY KEY (measure_id, system_id)
+    subset     VARCHAR NOT NULL DEFAULT '',      -- inputs.subset, '' for none
+    PRIMARY KEY (measure_id, system_id, subset)
 );
 
 -- Domain-level values that the study gives (WMT's LP.NAME.domain.score files: one value per
--- domain and system, e.g. MQM per domain), stored as given like system_level_scores.
+-- domain and system, e.g. MQM per domain), stored as given like system_level_scores (subset
+-- likewise).
 CREATE TABLE IF NOT EXISTS domain_level_scores (
     measure_id INTEGER NOT NULL,                 -- measures.measure_id
     system_id  INTEGER NOT NULL,                 -- systems.system_id
     domain     VARCHAR NOT NULL,                 -- inputs.domain
     value      DOUBLE,                           -- NULL = missing
-    PRIMARY KEY (measure_id, system_id, domain)
+    subset     VARCHAR NOT NULL DEFAULT '',      -- inputs.subset, '' for none
+    PRIMARY KEY (measure_id, system_id, domain, subset)
 );
 
 -- The study the store holds: one row, written by the first ingest (HANNA, or the name given to
 -- a tidy ingest). A store holds one study: an ingest whose inputs are all new to a store that
--- already has some is refused unless it asks to extend the study (ingest --extend).
+-- already has some is refused unless it asks to extend the study (ingest --extend). A WMT store
+-- holds the language pairs of one test set (subsets): named after the pair ('wmt23 en-de') while it
+-- holds one, after the test set ('wmt23') once it holds several.
 -- item_word: the study's own word for its items (HANNA 'story', SummEval 'summary', WMT
 -- 'segment'; default 'item'), written by the first ingest; the report names the item level by it
 -- ("story level"), the analyses' outputs always say 'item'. NULL in a store written before the

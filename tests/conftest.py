@@ -50,11 +50,11 @@ def hanna_study(hanna_dir):
 @pytest.fixture(scope="session")
 def metric_study(hanna_dir):
     """A study of ``hanna_metric_scores.csv`` alone (story-level averages, no rater-level data)."""
-    from hanna_stats.store import ingest_hanna_metric_scores, load_study, open_store
+    from hanna_stats.store import ingest, load_study, open_store
 
     con = open_store()
     try:
-        ingest_hanna_metric_scores(con, hanna_dir / "hanna_metric_scores.csv")
+        ingest(con, hanna_dir / "hanna_metric_scores.csv", format="hanna-metric-scores")
         return load_study(con)
     finally:
         con.close()
@@ -70,11 +70,11 @@ def wmt22_dir() -> Path:
 @pytest.fixture(scope="session")
 def wmt22_study(wmt22_dir):
     """The real WMT22 zh-en test set, standard reference refA (mt-metrics-eval's choice)."""
-    from hanna_stats.store import ingest_wmt, load_study, open_store
+    from hanna_stats.store import ingest, load_study, open_store
 
     con = open_store()
     try:
-        ingest_wmt(con, wmt22_dir, lp="zh-en", ref="refA")
+        ingest(con, wmt22_dir, lp="zh-en", ref="refA", format="wmt")
         return load_study(con)
     finally:
         con.close()

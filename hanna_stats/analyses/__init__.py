@@ -26,7 +26,15 @@ on the Study, so calling several analyses costs little more than the first.
   :func:`calibrated_accuracy` (tie-calibrated acc_eq / tau_eq), :func:`calibrated_comparison`
   (pairwise permutation tests of calibrated measures), :func:`spa` (soft pairwise accuracy),
   :func:`metric_clusters` (significance clusters of a leaderboard);
-- :mod:`~hanna_stats.analyses.overview`: what the study holds.
+- :mod:`~hanna_stats.analyses.overview`: what the study holds; :func:`given_left_out`, the
+  measures that ``system_scores="given"`` leaves out.
+
+:func:`per_subset` runs any of them on each subset of a study (WMT: each language pair of a
+store) and stacks the results under a first column ``subset``.
+
+Every analysis takes its option words and their defaults from :mod:`hanna_stats.vocabulary`
+(``WORDS``, ``DEFAULTS``): ``level="item"``, ``method="kendall"``, ``alternative="greater"``,
+``correction=None``, ``kinds=("metric",)``, ... wherever an analysis has the option.
 """
 
 from importlib import import_module
@@ -52,6 +60,7 @@ _HOME = {
     "williams": "significance",
     "williams_all": "significance",
     "user_study_agreement": "user_study",
+    "nominal_agreement": "nominal",
     "judge_criteria": "judges",
     "rater_panel": "judges",
     "judge_scale": "judges",
@@ -60,11 +69,28 @@ _HOME = {
     "calibrated_comparison": "meta_eval",
     "spa": "meta_eval",
     "metric_clusters": "meta_eval",
+    "given_left_out": "_common",
+    "per_subset": "_common",
+    "Result": "_common",
+    "Selection": "_common",
 }
 __all__ = sorted(_HOME)
+
+
+def _modules() -> set[str]:
+    """The public modules of the analyses."""
+    return {m for m in _HOME.values() if not m.startswith("_")}
 
 
 def __getattr__(name: str):
     if name in _HOME:
         return getattr(import_module(f"hanna_stats.analyses.{_HOME[name]}"), name)
+    if name in _modules():
+        return import_module(f"hanna_stats.analyses.{name}")
     raise AttributeError(f"module 'hanna_stats.analyses' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The analyses and their public modules (``dir()``, tab completion), without importing
+    them: each is imported when first read."""
+    return sorted({*__all__, *_modules()})

@@ -1,84 +1,214 @@
-"""Names, checks and the memoised correlation matrices shared by the analysis modules."""
+"""What the analysis modules share: the :class:`Selection` of what to correlate and how, the
+:class:`Result` frames that record their settings (:func:`analysis`), the cubes and the
+memoised correlation matrices.
+
+The options' words, defaults and checks are :mod:`hanna_stats.vocabulary`'s. Each public
+analysis checks its options once, at its entry; the helpers here take checked values (canonical
+levels, ``kinds`` as :func:`~hanna_stats.vocabulary.check_kinds` returns them) and check none.
+"""
 
 from __future__ import annotations
+
+import functools
+import inspect
+import numbers
+from collections.abc import Callable, Hashable
+from dataclasses import astuple, dataclass, fields
+from dataclasses import replace as replace_fields
+from typing import Any
 
 import numpy as np
 import polars as pl
 
 from hanna_stats.kernels import LevelCorrelationResult, level_correlation, pairwise_accuracy
-from hanna_stats.store import AUTOMATIC_KINDS, Cube, Study
-
-#: The levels, by their canonical names: ``item`` (within each input, across the systems, then
-#: averaged over the inputs), ``system`` (system means) and ``global`` (all items pooled).
-LEVELS: tuple[str, ...] = ("item", "system", "global")
-#: The levels of the analyses that resample or rank by level (no global level).
-ITEM_SYSTEM_LEVELS: tuple[str, ...] = LEVELS[:2]
-#: Other words for the item level, accepted wherever a level is given: HANNA's stories,
-#: SummEval's summaries, WMT's segments. Outputs always say ``item``.
-ITEM_SYNONYMS: tuple[str, ...] = ("story", "summary", "segment")
-#: Every word a level may be given by (the command line's choices).
-LEVEL_WORDS: tuple[str, ...] = (*LEVELS, *ITEM_SYNONYMS)
-ITEM_SYSTEM_WORDS: tuple[str, ...] = (*ITEM_SYSTEM_LEVELS, *ITEM_SYNONYMS)
-METHODS: tuple[str, ...] = ("pearson", "spearman", "kendall")
-VARIANTS: tuple[str, ...] = ("a", "b", "c")
-NAN_POLICIES: tuple[str, ...] = ("omit", "propagate", "raise")
-#: The correlation coefficients plus pairwise accuracy with ties (Deutsch et al. 2023).
-COEFFICIENTS: tuple[str, ...] = (*METHODS, "acc_eq")
-#: Kinds of automatic measures; analyses default to the paper's metrics only.
-DEFAULT_KINDS: tuple[str, ...] = ("metric",)
-#: A system's value at the system level: the mean of its items, or the value the study gives
-#: (``Study.system_values``, e.g. WMT's ``.sys.score`` files).
-SYSTEM_SCORES: tuple[str, ...] = ("mean", "given")
+from hanna_stats.study import Cube, Study
+from hanna_stats.vocabulary import (
+    Coefficient,
+    GroupBy,
+    Kind,
+    Level,
+    NanPolicy,
+    SystemScores,
+    Variant,
+    Weighting,
+    check,
+    check_kinds,
+    check_level,
+)
 
 
-def check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
-    """Raise ValueError naming ``name`` unless ``value`` is one of ``choices``."""
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {', '.join(choices)}; got {value!r}")
+class Result(pl.DataFrame):
+    """An analysis' tidy table, with the settings that made it.
+
+    A :class:`polars.DataFrame` (every polars operation works, and gives a plain DataFrame)
+    with two attributes: ``analysis``, the function's name, and ``settings``, every argument
+    it ran with after the study, defaults included (``correlate(study).settings["level"]`` is
+    ``"item"``).
+
+    Examples
+    --------
+    >>> r = Result(pl.DataFrame({"statistic": [0.5]}), "correlate", {"level": "item"})
+    >>> r.analysis, r.settings, r.height
+    ('correlate', {'level': 'item'}, 1)
+    """
+
+    def __init__(self, frame: pl.DataFrame, analysis: str, settings: dict[str, Any]) -> None:
+        super().__init__(frame)
+        self.analysis = analysis
+        self.settings = settings
 
 
-def check_level(level: object, levels: tuple[str, ...] = LEVELS) -> str:
-    """The canonical name of ``level``: ``"item"`` for any of :data:`ITEM_SYNONYMS`.
+def analysis(function: Callable[..., pl.DataFrame]) -> Callable[..., Result]:
+    """Make ``function`` (data first, then keywords) return a :class:`Result` that records its
+    name and every argument after the first, defaults applied."""
+    signature = inspect.signature(function)
+    first = next(iter(signature.parameters))
+
+    @functools.wraps(function)
+    def run(*args: Any, **kwargs: Any) -> Result:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        settings = {k: v for k, v in bound.arguments.items() if k != first}
+        return Result(function(*args, **kwargs), function.__name__, settings)
+
+    return run
+
+
+def per_subset(function: Callable[..., pl.DataFrame], study: Study, /, **options: Any) -> Result:
+    """Run an analysis on each subset of ``study`` (WMT: each language pair) and stack the
+    results, as the WMT metrics tasks report every pair side by side.
+
+    Parameters
+    ----------
+    function : callable
+        Any analysis (``correlate``, ``calibrated_accuracy``, ``metric_clusters``, ...): a
+        function of a Study and keywords that returns a frame.
+    study : Study
+        A study with subsets (:attr:`~hanna_stats.study.Study.subsets`).
+    **options
+        The analysis' keywords, the same for every subset (a seed gives each subset the draws a
+        store of that subset alone would get).
+
+    Returns
+    -------
+    Result
+        The results of ``function(study.subset(subset=label), **options)`` for each label in
+        order, stacked, with a first column ``subset``; ``analysis`` is the function's name and
+        ``settings`` its settings with ``per_subset=True``.
 
     Raises
     ------
     ValueError
-        Listing the accepted words, unless ``level`` names one of ``levels``.
+        If the study has no subsets, or the analysis refuses a subset (the message names it).
 
     Examples
     --------
-    >>> check_level("segment")
-    'item'
-    >>> check_level("global", ITEM_SYSTEM_LEVELS)
+    >>> from hanna_stats.analyses import correlate, per_subset      # doctest: +SKIP
+    >>> per_subset(correlate, study, level="system")                # doctest: +SKIP
+    """
+    if not study.subsets:
+        raise ValueError(
+            f"the study {study.name!r} has no subsets (column inputs.subset; WMT: language "
+            "pairs) to run the analysis per subset on"
+        )
+    frames, settings, name = [], {}, getattr(function, "__name__", "analysis")
+    for label in study.subsets:
+        try:
+            result = function(study.subset(subset=label), **options)
+        except ValueError as err:
+            raise ValueError(f"subset {label!r}: {err}") from err
+        settings = getattr(result, "settings", settings)
+        name = getattr(result, "analysis", name)
+        frames.append(pl.DataFrame(result).select(pl.lit(label).alias("subset"), pl.all()))
+    return Result(pl.concat(frames, how="diagonal_relaxed"), name, {**settings, "per_subset": True})
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What an analysis correlates and how: the measures' kinds, the human-written system in or
+    out, the level, the coefficient and its options. Checked when made; :meth:`key` is the memo
+    key of every result computed from it (:meth:`hanna_stats.study.Study.memo`).
+
+    ``level`` is kept canonical (``"story"`` -> ``"item"``), ``kinds`` as a tuple, and
+    ``variant`` as ``"b"`` for the coefficients without variants, so that equal settings give
+    equal keys.
+
+    Examples
+    --------
+    >>> s = Selection(level="story", method="pearson", variant="c")
+    >>> s.level, s.variant
+    ('item', 'b')
+    >>> s.key("correlation") == Selection(method="pearson").key("correlation")
+    True
+    >>> Selection(level="global", group_by="system")
     Traceback (most recent call last):
     ...
-    ValueError: level must be one of item, system, story, summary, segment; got 'global'
+    ValueError: group_by='system' needs level='item'; level 'global' correlates one group
     """
-    name = "item" if isinstance(level, str) and level in ITEM_SYNONYMS else level
-    if isinstance(name, str) and name in levels:
-        return name
-    words = (*levels, *ITEM_SYNONYMS) if "item" in levels else levels
-    raise ValueError(f"level must be one of {', '.join(words)}; got {level!r}")
+
+    kinds: tuple[Kind, ...] = ("metric",)
+    include_human: bool = False
+    level: Level = "item"
+    method: Coefficient = "kendall"
+    variant: Variant = "b"
+    nan_policy: NanPolicy = "omit"
+    group_by: GroupBy = "input"
+    weighting: Weighting = "uniform"
+    system_scores: SystemScores = "mean"
+
+    def __post_init__(self) -> None:
+        canonical = {
+            "kinds": check_kinds(self.kinds),
+            "level": check_level(self.level),
+            "variant": check("variant", self.variant) if self.method == "kendall" else "b",
+        }
+        for name, value in canonical.items():
+            object.__setattr__(self, name, value)
+        if not isinstance(self.include_human, bool):
+            raise ValueError(f"include_human must be True or False; got {self.include_human!r}")
+        check("coefficient", self.method)
+        for name in ("nan_policy", "group_by", "weighting"):
+            check(name, getattr(self, name))
+        check_system_scores(self.system_scores, self.level)
+        if self.group_by != "input" and self.level != "item":
+            raise ValueError(
+                f"group_by={self.group_by!r} needs level='item'; level {self.level!r} "
+                "correlates one group"
+            )
+
+    def key(self, name: str, *more: Hashable) -> tuple:
+        """The memo key of the result ``name`` computed from this selection and ``more``."""
+        return (name, *astuple(self), *more)
+
+    def replace(self, **changes: Any) -> Selection:
+        """A checked copy with ``changes``."""
+        return replace_fields(self, **changes)
+
+    @classmethod
+    def of(cls, options: dict[str, Any]) -> Selection:
+        """The selection of the keys of ``options`` that are its fields (an analysis'
+        keywords); the others are ignored."""
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in options.items() if k in names})
 
 
-def check_kinds(kinds: tuple[str, ...]) -> tuple[str, ...]:
-    """``kinds`` as a tuple; ValueError unless it is a non-empty set of automatic kinds."""
-    if isinstance(kinds, str) or not kinds:
-        raise ValueError(f"kinds must be a non-empty tuple of {AUTOMATIC_KINDS}; got {kinds!r}")
-    for kind in kinds:
-        check_choice("kinds", kind, AUTOMATIC_KINDS)
-    return tuple(kinds)
+def seed_key(seed: object) -> Hashable | None:
+    """``seed`` as a memo key: an integer seed gives the same draw every time, so its result
+    can be reused; None (fresh entropy) or a Generator (advanced by each draw) cannot: None."""
+    return int(seed) if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) else None
 
 
 def criteria_cube(
-    study: Study, kinds: tuple[str, ...], include_human: bool, system_scores: str = "mean"
+    study: Study,
+    kinds: tuple[Kind, ...],
+    include_human: bool,
+    system_scores: SystemScores = "mean",
 ) -> Cube:
     """The cube of the human criteria and the automatic measures of ``kinds``
     (:func:`measures_cube`).
 
-    Raises ValueError for bad ``kinds`` or a study without human criteria.
+    Raises ValueError for a study without human criteria.
     """
-    kinds = check_kinds(kinds)
     if not study.criteria:
         raise ValueError(
             "the store holds no human criteria to correlate against: ingest human judgements "
@@ -89,10 +219,11 @@ def criteria_cube(
     return measures_cube(study, ("human", *kinds), include_human, system_scores)
 
 
-def check_system_scores(system_scores: object, level: str) -> None:
-    """Raise ValueError unless ``system_scores`` is one of :data:`SYSTEM_SCORES`, and
-    ``"given"`` comes with ``level="system"`` (the canonical level)."""
-    check_choice("system_scores", system_scores, SYSTEM_SCORES)
+def check_system_scores(system_scores: object, level: Level) -> None:
+    """Raise ValueError unless ``system_scores`` is a word of ``system_scores``
+    (:data:`hanna_stats.vocabulary.WORDS`), and ``"given"`` comes with ``level="system"`` (the
+    canonical level)."""
+    check("system_scores", system_scores)
     if system_scores == "given" and level != "system":
         raise ValueError(
             f"system_scores='given' is for level='system' (the study's system-level values); "
@@ -101,7 +232,10 @@ def check_system_scores(system_scores: object, level: str) -> None:
 
 
 def measures_cube(
-    study: Study, kinds: tuple[str, ...], include_human: bool, system_scores: str = "mean"
+    study: Study,
+    kinds: tuple[str, ...],
+    include_human: bool,
+    system_scores: SystemScores = "mean",
 ) -> Cube:
     """The cube of the measures of ``kinds``: their item-level values (``system_scores="mean"``)
     or their given system-level values as a cube (M, 1, S) (``"given"``, :meth:`Study.given_cube`:
@@ -129,7 +263,7 @@ def measures_cube(
     return cube.measures_at(np.flatnonzero(keep))
 
 
-def given_left_out(study: Study, kinds: tuple[str, ...], include_human: bool) -> list[str]:
+def given_left_out(study: Study, kinds: tuple[Kind, ...], include_human: bool) -> list[str]:
     """The human criteria and the measures of ``kinds`` that ``system_scores="given"`` leaves
     out: those without a given system-level value for the systems kept, in catalogue order
     (none when the study has no given values at all)."""
@@ -142,62 +276,44 @@ def given_left_out(study: Study, kinds: tuple[str, ...], include_human: bool) ->
 
 
 def correlation_matrix(
-    study: Study,
-    *,
-    level: str,
-    method: str,
-    variant: str = "b",
-    nan_policy: str = "omit",
-    include_human: bool = False,
-    kinds: tuple[str, ...] = DEFAULT_KINDS,
-    criteria: bool = True,
-    group_by: str = "input",
-    weighting: str = "uniform",
-    system_scores: str = "mean",
+    study: Study, selection: Selection, *, criteria: bool = True
 ) -> tuple[Cube, LevelCorrelationResult]:
-    """Every pair of measures of one cube correlated at one level, computed once per setting.
+    """Every pair of measures of one cube correlated as ``selection`` says, computed once per
+    setting.
 
     The cube holds the human criteria (when ``criteria``) and the automatic measures of
-    ``kinds``; the matrix is memoised on the Study under every setting it depends on, so the
-    correlations, Williams tests, Borda counts, bootstrap point estimates and the report share
-    it. ``method="acc_eq"`` gives pairwise accuracy with ties. ``group_by`` and ``weighting``
-    as :func:`~hanna_stats.kernels.level_correlation` (item level: inputs or systems as groups;
-    plain or observation-count weighted mean). ``system_scores="given"`` (system level only)
-    correlates the study's given system-level values instead of the means over items
-    (:func:`measures_cube`).
+    ``selection.kinds``; the matrix is memoised on the Study under ``selection.key(...)``, so
+    the correlations, Williams tests, Borda counts, bootstrap point estimates and the report
+    share it. ``method="acc_eq"`` gives pairwise accuracy with ties. ``group_by`` and
+    ``weighting`` as :func:`~hanna_stats.kernels.level_correlation` (item level: inputs or
+    systems as groups; plain or observation-count weighted mean). ``system_scores="given"``
+    (system level only) correlates the study's given system-level values instead of the means
+    over items (:func:`measures_cube`).
 
     Returns
     -------
     (Cube, LevelCorrelationResult)
         The cube and the (M, M) matrices of ``statistic``, ``n_groups``, ``n_skipped``.
     """
-    kinds = check_kinds(kinds)
-    level = check_level(level)
-    check_system_scores(system_scores, level)
+    s = selection
     cube = (
-        criteria_cube(study, kinds, include_human, system_scores)
+        criteria_cube(study, s.kinds, s.include_human, s.system_scores)
         if criteria
-        else measures_cube(study, kinds, include_human, system_scores)
+        else measures_cube(study, s.kinds, s.include_human, s.system_scores)
     )
-    variant = variant if method == "kendall" else "b"  # the others have no variant
-    key = ("correlation", level, method, variant, nan_policy, include_human, kinds, criteria)
-    if (group_by, weighting) != ("input", "uniform"):  # the default keeps the shared key
-        key = (*key, group_by, weighting)
-    if system_scores != "mean":
-        key = (*key, system_scores)
 
     def compute() -> LevelCorrelationResult:
         options = {
-            "level": level,
-            "nan_policy": nan_policy,
-            "group_by": group_by,
-            "weighting": weighting,
+            "level": s.level,
+            "nan_policy": s.nan_policy,
+            "group_by": s.group_by,
+            "weighting": s.weighting,
         }
-        if method == "acc_eq":
+        if s.method == "acc_eq":
             return pairwise_accuracy(cube.values, **options)
-        return level_correlation(cube.values, method=method, variant=variant, **options)
+        return level_correlation(cube.values, method=s.method, variant=s.variant, **options)
 
-    return cube, study.memo(key, compute)
+    return cube, study.memo(s.key("correlation", criteria), compute)
 
 
 def human_mask(cube: Cube) -> np.ndarray:
@@ -234,18 +350,16 @@ def cube_criterion(study: Study, cube: Cube, name: str) -> str:
 def criterion_cube(
     study: Study,
     criterion: str,
-    kinds: tuple[str, ...],
+    kinds: tuple[Kind, ...],
     include_human: bool,
-    system_scores: str = "mean",
+    system_scores: SystemScores = "mean",
 ) -> tuple[str, list[str], Cube]:
     """The criterion's name (by name or abbreviation), the names of the measures of ``kinds``
-    other than it, and their cube with the criterion last; ValueError for bad ``kinds``.
+    (checked by the caller) other than it, and their cube with the criterion last.
 
     ``system_scores="given"``: the given system-level values (:func:`measures_cube`; measures
     without any are left out), ValueError when the criterion has none.
     """
-    kinds = check_kinds(kinds)
-    check_choice("system_scores", system_scores, SYSTEM_SCORES)
     if system_scores == "given":
         given = measures_cube(study, ("human", *kinds), include_human, "given")
         criterion = cube_criterion(study, given, criterion)

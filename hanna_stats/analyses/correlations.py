@@ -14,7 +14,8 @@ Conventions (Chhun et al., 2022; see ``docs/conventions.md``):
   ``system_scores="given"``, the system-level values the study gives (WMT's ``.sys.score``
   files: corpus BLEU, z-normalised DA, ...), which are in general not those means; a measure
   without given values is left out, as mt-metrics-eval leaves out metrics without system-level
-  scores (``_common.given_left_out`` names them; the command line prints a note on stderr).
+  scores (``hanna_stats.analyses.given_left_out`` names them; the command line prints a note on
+  stderr).
 * ``level="global"``: pool every item (input x system) into one correlation.
 * The human-written stories (system flagged ``is_human``) are excluded unless
   ``include_human=True``, as the paper removes them as outliers.
@@ -28,24 +29,18 @@ Conventions (Chhun et al., 2022; see ``docs/conventions.md``):
 
 from __future__ import annotations
 
-from typing import Literal
-
 import numpy as np
 import polars as pl
 
 from hanna_stats.analyses._common import (
-    COEFFICIENTS,
-    DEFAULT_KINDS,
-    NAN_POLICIES,
-    VARIANTS,
-    check_choice,
-    check_level,
+    Selection,
+    analysis,
+    check_system_scores,
     correlation_matrix,
     human_mask,
     measure_against,
 )
 from hanna_stats.kernels import (
-    PVALUE_METHODS,
     UndefinedCorrelationError,
     check_pvalue_method,
     correlation,
@@ -53,13 +48,24 @@ from hanna_stats.kernels import (
 )
 from hanna_stats.kernels.fisher import fisher_interval
 from hanna_stats.kernels.grouped import at_level
-from hanna_stats.store import Cube, Study
-
-Level = Literal["item", "system", "global", "story", "summary", "segment"]
-Method = Literal["pearson", "spearman", "kendall", "acc_eq"]
-Against = Literal["criteria", "metrics", "inter-criteria", "all"]
-
-AGAINST: tuple[str, ...] = ("criteria", "metrics", "inter-criteria", "all")
+from hanna_stats.study import Cube, Study
+from hanna_stats.vocabulary import (
+    WORDS,
+    Against,
+    Coefficient,
+    GroupBy,
+    Kind,
+    Level,
+    LevelWord,
+    NanPolicy,
+    PvalueMethod,
+    SystemScores,
+    Variant,
+    Weighting,
+    check,
+    check_kinds,
+    check_level,
+)
 
 SCHEMA = {
     "measure": pl.String,
@@ -75,21 +81,22 @@ SCHEMA = {
 PVALUE_SCHEMA = {"pvalue": pl.Float64, "n": pl.Int64}
 
 
+@analysis
 def correlate(
     study: Study,
     *,
-    level: Level = "item",
-    method: Method = "kendall",
+    level: LevelWord = "item",
+    method: Coefficient = "kendall",
     against: Against = "criteria",
-    variant: Literal["a", "b", "c"] = "b",
-    nan_policy: Literal["omit", "propagate", "raise"] = "omit",
+    variant: Variant = "b",
+    nan_policy: NanPolicy = "omit",
     include_human: bool = False,
-    kinds: tuple[str, ...] = DEFAULT_KINDS,
-    pvalue_method: Literal["auto", "exact", "asymptotic"] | None = None,
-    group_by: Literal["input", "system"] = "input",
-    weighting: Literal["uniform", "count"] = "uniform",
+    kinds: tuple[Kind, ...] = ("metric",),
+    pvalue_method: PvalueMethod | None = None,
+    group_by: GroupBy = "input",
+    weighting: Weighting = "uniform",
     confidence: float | None = None,
-    system_scores: Literal["mean", "given"] = "mean",
+    system_scores: SystemScores = "mean",
 ) -> pl.DataFrame:
     """Correlate measures with human criteria or with each other, at one aggregation level.
 
@@ -152,7 +159,7 @@ def correlate(
         measures alike; p-values and intervals are then those of the given values. ``"given"``
         needs ``level="system"``; a measure without any given value (WMT: no ``.sys.score``
         file) is left out of the result, as mt-metrics-eval leaves it out at system level
-        (:func:`hanna_stats.analyses._common.given_left_out` names those left out).
+        (:func:`hanna_stats.analyses.given_left_out` names those left out).
 
     Returns
     -------
@@ -184,10 +191,12 @@ def correlate(
     >>> correlate(study, level="system", pvalue_method="auto")     # doctest: +SKIP
     """
     level = check_level(level)
-    check_choice("method", method, COEFFICIENTS)
-    check_choice("against", against, AGAINST)
-    check_choice("variant", variant, VARIANTS)
-    check_choice("nan_policy", nan_policy, NAN_POLICIES)
+    check("method", method, WORDS["coefficient"])
+    check("against", against)
+    check("variant", variant)
+    check("nan_policy", nan_policy)
+    kinds = check_kinds(kinds)
+    check_system_scores(system_scores, level)
     if pvalue_method is not None:
         _check_pvalues_defined(level, method, pvalue_method)
     if confidence is not None and (method != "pearson" or level == "item"):
@@ -200,20 +209,56 @@ def correlate(
             f"group_by and weighting apply to the item level; got level={level!r} (system and "
             "global level correlate one group)"
         )
-    cube, res = correlation_matrix(
+    return _correlate(
         study,
+        level=level,
+        method=method,
+        against=against,
+        variant=variant,
+        nan_policy=nan_policy,
+        include_human=include_human,
+        kinds=kinds,
+        pvalue_method=pvalue_method,
+        group_by=group_by,
+        weighting=weighting,
+        confidence=confidence,
+        system_scores=system_scores,
+    )
+
+
+def _correlate(
+    study: Study,
+    *,
+    level: Level,
+    method: Coefficient,
+    against: Against = "criteria",
+    variant: Variant = "b",
+    nan_policy: NanPolicy = "omit",
+    include_human: bool = False,
+    kinds: tuple[Kind, ...] = ("metric",),
+    pvalue_method: PvalueMethod | None = None,
+    group_by: GroupBy = "input",
+    weighting: Weighting = "uniform",
+    confidence: float | None = None,
+    system_scores: SystemScores = "mean",
+) -> pl.DataFrame:
+    """:func:`correlate` on checked options (``level`` canonical, ``kinds`` a tuple): the
+    analyses that correlate on the way (Borda counts, the judges' best metrics) call it after
+    checking their own options once."""
+    selection = Selection(
+        kinds=kinds,
+        include_human=include_human,
         level=level,
         method=method,
         variant=variant,
         # "raise" reads the propagated matrix and names the first undefined pair asked for.
         nan_policy="propagate" if nan_policy == "raise" else nan_policy,
-        include_human=include_human,
-        kinds=kinds,
-        criteria=against != "metrics",  # the metrics alone need no human criteria
         group_by=group_by,
         weighting=weighting,
         system_scores=system_scores,
     )
+    # the metrics alone need no human criteria
+    cube, res = correlation_matrix(study, selection, criteria=against != "metrics")
     human = human_mask(cube)
     rows, cols = {
         "criteria": (~human, human),
@@ -261,7 +306,7 @@ def _level_vectors(
 def _check_pvalues_defined(level: str, method: str, pvalue_method: str) -> None:
     """Raise ValueError unless correlations of ``level`` and ``method`` have the p-value
     ``pvalue_method``."""
-    check_choice("pvalue_method", pvalue_method, PVALUE_METHODS)
+    check("pvalue_method", pvalue_method)
     if level == "item":
         raise ValueError(
             "pvalue_method: an item-level correlation is a mean of per-input correlations and "

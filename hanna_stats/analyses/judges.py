@@ -23,20 +23,22 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from hanna_stats.analyses._common import (
-    METHODS,
-    VARIANTS,
-    check_choice,
-    check_level,
-    criteria_cube,
-)
-from hanna_stats.analyses.correlations import correlate
+from hanna_stats.analyses._common import analysis, criteria_cube
+from hanna_stats.analyses.correlations import _correlate
 from hanna_stats.analyses.significance import adjusted_within, williams_n
-from hanna_stats.kernels import CORRECTIONS, level_correlation, williams_test
-from hanna_stats.store import Study
+from hanna_stats.kernels import level_correlation, williams_test
+from hanna_stats.study import Study
+from hanna_stats.vocabulary import (
+    Correction,
+    Level,
+    LevelWord,
+    Method,
+    Reference,
+    Variant,
+    check,
+    check_level,
+)
 
-#: Panels a rater is compared with: the mean of all raters, or of the other raters.
-REFERENCES = ("panel", "others")
 #: The row label of the human raters in :func:`judge_criteria`.
 HUMAN_RATER = "Human rater"
 #: The criterion label of each column's mean |r| in :func:`judge_criteria`.
@@ -77,18 +79,23 @@ def _rater_cube(study: Study, include_human: bool) -> tuple[tuple[str, ...], np.
     return criteria, cube
 
 
-def _check(level: str, method: str, variant: str) -> str:
-    """The canonical ``level``, after checking the three options."""
-    check_choice("method", method, METHODS)
-    check_choice("variant", variant, VARIANTS)
-    return check_level(level)
+def _check(level: object, method: object, variant: object, reference: object) -> Level:
+    """The canonical ``level``, after checking the four options once."""
+    check("method", method)
+    check("variant", variant)
+    check("reference", reference)
+    return check_level(level)  # type: ignore[return-value]
 
 
 def _rater_statistics(
-    study: Study, level: str, method: str, variant: str, reference: str, include_human: bool
+    study: Study,
+    level: Level,
+    method: Method,
+    variant: Variant,
+    reference: Reference,
+    include_human: bool,
 ) -> tuple[tuple[str, ...], np.ndarray]:
     """(criteria, (R, C) correlations of each rater with the reference panel)."""
-    check_choice("reference", reference, REFERENCES)
     key = ("rater_panel", level, method, variant, reference, include_human)
 
     def compute():
@@ -111,13 +118,14 @@ def _rater_statistics(
     return study.memo(key, compute)
 
 
+@analysis
 def rater_panel(
     study: Study,
     *,
-    level: str = "system",
-    method: str = "kendall",
-    variant: str = "b",
-    reference: str = "panel",
+    level: LevelWord = "item",
+    method: Method = "kendall",
+    variant: Variant = "b",
+    reference: Reference = "panel",
     include_human: bool = False,
 ) -> pl.DataFrame:
     """Each human rater's agreement with the panel, per criterion, and its mean over raters.
@@ -158,7 +166,19 @@ def rater_panel(
     C. Chhun, F. M. Suchanek, C. Clavel. Do Language Models Enjoy Their Own Stories? Prompting
     Large Language Models for Automatic Story Evaluation. TACL 12, 2024 (Sec. 4, Fig. 2).
     """
-    level = _check(level, method, variant)
+    level = _check(level, method, variant, reference)
+    return _rater_panel(study, level, method, variant, reference, include_human)
+
+
+def _rater_panel(
+    study: Study,
+    level: Level,
+    method: Method,
+    variant: Variant,
+    reference: Reference,
+    include_human: bool,
+) -> pl.DataFrame:
+    """:func:`rater_panel` on checked options."""
     criteria, stats = _rater_statistics(study, level, method, variant, reference, include_human)
     raters = [str(r + 1) for r in range(stats.shape[0])]
     with np.errstate(invalid="ignore"):
@@ -180,13 +200,14 @@ def rater_panel(
     ).with_columns(pl.col("statistic").cast(pl.Float64))
 
 
+@analysis
 def judge_criteria(
     study: Study,
     *,
-    level: str = "system",
-    method: str = "kendall",
-    variant: str = "b",
-    reference: str = "panel",
+    level: LevelWord = "item",
+    method: Method = "kendall",
+    variant: Variant = "b",
+    reference: Reference = "panel",
     include_human: bool = False,
 ) -> pl.DataFrame:
     """The criterion-matched view of the LLM judges (Chhun et al. 2024, Figs. 2-3).
@@ -224,7 +245,7 @@ def judge_criteria(
     ValueError
         For a bad option, or a study without LLM-judge measures of its criteria.
     """
-    level = _check(level, method, variant)
+    level = _check(level, method, variant, reference)
     judges = study.catalogue.filter(
         (pl.col("kind") == "llm-judge") & pl.col("criterion").is_in(list(study.criteria))
     )
@@ -237,8 +258,7 @@ def judge_criteria(
     criteria = list(study.criteria)
     rows: list[tuple] = []
     if study.ratings.filter(pl.col("kind") == "human").height:
-        options = {"level": level, "method": method, "variant": variant}
-        panel = rater_panel(study, **options, reference=reference, include_human=include_human)
+        panel = _rater_panel(study, level, method, variant, reference, include_human)
         means = panel.filter(pl.col("rater") == "mean").select("criterion", "statistic")
         human_values = dict(means.iter_rows())
         column = [(HUMAN_RATER, None, c, human_values.get(c, np.nan)) for c in criteria]
@@ -270,7 +290,7 @@ def judge_criteria(
 
 
 def _matched(
-    study: Study, level: str, method: str, variant: str, include_human: bool
+    study: Study, level: Level, method: Method, variant: Variant, include_human: bool
 ) -> dict[str, float]:
     """Each LLM-judge measure's correlation at ``level`` with the criterion it rates, memoised
     (the judge x criterion block only, not the whole matrix of judges and criteria)."""
@@ -308,6 +328,7 @@ def _mean_abs(column: list[tuple]) -> float:
     return float(np.nanmean(values)) if np.isfinite(values).any() else np.nan
 
 
+@analysis
 def judge_scale(study: Study) -> pl.DataFrame:
     """What the ingests found outside the judges' scale, per judge and prompt variant.
 
@@ -378,13 +399,14 @@ _JUDGE_WILLIAMS_SCHEMA = {
 }
 
 
+@analysis
 def judge_williams(
     study: Study,
     *,
-    level: str = "system",
-    method: str = "kendall",
+    level: LevelWord = "item",
+    method: Method = "kendall",
     n: int | None = None,
-    correction: str | None = "bh",
+    correction: Correction | None = None,
     include_human: bool = False,
 ) -> pl.DataFrame:
     """Williams tests of each LLM judge against the best automatic metric of each criterion.
@@ -417,8 +439,9 @@ def judge_williams(
     n : int, optional
         Sample size of the tests; default as ``williams_frame``: systems at system level, inputs
         at item level, items (inputs x systems) at global level.
-    correction : {"bh", "by", "holm", "bonferroni", None}
-        Adds ``pvalue_judge_adjusted`` and ``pvalue_metric_adjusted`` (NaN columns when None).
+    correction : {None, "bh", "by", "holm", "bonferroni"}
+        Adds ``pvalue_judge_adjusted`` and ``pvalue_metric_adjusted`` (NaN columns when None,
+        the default; Chhun et al. (2024) use ``"bh"``).
     include_human : bool
         Keep the human-written system (the studies leave it out).
 
@@ -438,9 +461,9 @@ def judge_williams(
         For a bad option, a study without LLM-judge measures of its criteria, or n below 4.
     """
     level = check_level(level)
-    check_choice("method", method, METHODS)
+    check("method", method)
     if correction is not None:
-        check_choice("correction", correction, CORRECTIONS)
+        check("correction", correction)
     criteria = list(study.criteria)
     judges = study.catalogue.filter(
         (pl.col("kind") == "llm-judge") & pl.col("criterion").is_in(criteria)
@@ -457,7 +480,7 @@ def judge_williams(
     best: dict[str, tuple[str, float]] = {}
     options = {"level": level, "method": method, "include_human": include_human}
     for measure, against, value in (
-        correlate(study, **options, kinds=("metric",))
+        _correlate(study, **options, kinds=("metric",))
         .select("measure", "against", "statistic")
         .iter_rows()
     ):

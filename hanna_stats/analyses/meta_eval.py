@@ -12,26 +12,21 @@ systems (``group_by="system"``).
 
 ``system_scores="given"`` (system level) takes the study's given system-level values (WMT's
 ``.sys.score`` files) instead of the means over items, as ``correlate`` does; a measure without
-given values is left out (:func:`hanna_stats.analyses._common.given_left_out` names them; the
+given values is left out (:func:`hanna_stats.analyses.given_left_out` names them; the
 command line prints them in a note on stderr). Soft pairwise accuracy permutes the items' scores
 and has no given-value form.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+import itertools
+from typing import Any
 
 import numpy as np
 import polars as pl
 
-from hanna_stats._progress import progress
 from hanna_stats.analyses._common import (
-    DEFAULT_KINDS,
-    METHODS,
-    SYSTEM_SCORES,
-    check_choice,
-    check_kinds,
-    check_level,
+    analysis,
     check_system_scores,
     criteria_cube,
     criterion_cube,
@@ -47,11 +42,22 @@ from hanna_stats.kernels import (
     soft_pairwise_accuracy,
     tie_calibration,
 )
-from hanna_stats.store import Cube, Study
-
-#: Statistics :func:`metric_clusters` ranks by: the correlations (PERM-BOTH tests) and the
-#: tie-calibrated pairwise accuracy (pairwise permutation tests).
-CLUSTER_METHODS: tuple[str, ...] = (*METHODS, "acc_eq")
+from hanna_stats.progress import progress
+from hanna_stats.study import Cube, Study
+from hanna_stats.vocabulary import (
+    WORDS,
+    Coefficient,
+    GroupBy,
+    Kind,
+    LevelWord,
+    SwapUnit,
+    SystemScores,
+    TieStatistic,
+    Variant,
+    check,
+    check_kinds,
+    check_level,
+)
 
 
 def _split(cube: Cube) -> tuple[np.ndarray, np.ndarray]:
@@ -107,7 +113,11 @@ METRIC_CLUSTERS_SCHEMA = {
     "measure": pl.String,
     "statistic": pl.Float64,
     "rank": pl.Int64,
+    "pvalue_next": pl.Float64,
     "epsilon": pl.Float64,
+    "permutations": pl.Int64,
+    "seed": pl.Int64,
+    "alpha": pl.Float64,
 }
 
 
@@ -123,16 +133,18 @@ def _pairs_frame(
     return pl.DataFrame({key: frame[key] for key in schema}, schema=schema)
 
 
+@analysis
 def calibrated_accuracy(
     study: Study,
     *,
-    level: Literal["item", "system", "global", "story", "summary", "segment"] = "item",
-    statistic: Literal["acc_eq", "tau_eq"] = "acc_eq",
-    group_by: Literal["input", "system"] = "input",
+    level: LevelWord = "item",
+    statistic: TieStatistic = "acc_eq",
+    group_by: GroupBy = "input",
     include_human: bool = False,
-    kinds: tuple[str, ...] = DEFAULT_KINDS,
+    kinds: tuple[Kind, ...] = ("metric",),
     criterion: str | None = None,
-    system_scores: Literal["mean", "given"] = "mean",
+    system_scores: SystemScores = "mean",
+    epsilon: float | dict[str, float] | None = None,
 ) -> pl.DataFrame:
     """Tie-calibrated pairwise accuracy (or tau_eq) of every automatic measure with every
     criterion (or with ``criterion``).
@@ -157,6 +169,10 @@ def calibrated_accuracy(
     system_scores : {"mean", "given"}
         System level: a system's value is the mean of its items (default) or the study's given
         value (see the module; measures without one are left out).
+    epsilon : float or dict of str to float, optional
+        Fixed tie thresholds instead of calibrated ones (e.g. thresholds calibrated on a
+        development set): one for every measure, or one per measure name (every measure
+        compared). Default None: each calibrated.
 
     Returns
     -------
@@ -175,6 +191,7 @@ def calibrated_accuracy(
         level=level,
         statistic=statistic,
         group_by=group_by,
+        epsilon=_fixed_epsilons(epsilon, [cube.measures[m] for m in measures], len(criteria)),
     )
     return _pairs_frame(
         cube,
@@ -190,6 +207,28 @@ def calibrated_accuracy(
             "n_groups": res.n_groups,
             "n_skipped": res.n_skipped,
         },
+    )
+
+
+def _fixed_epsilons(
+    epsilon: float | dict[str, float] | None, names: list[str], n_criteria: int
+) -> np.ndarray | None:
+    """:func:`~hanna_stats.kernels.tie_calibration`'s ``epsilon`` (criteria x measures) of
+    :func:`calibrated_accuracy`'s: None, one number, or one per measure name."""
+    if epsilon is None or not isinstance(epsilon, dict):
+        return epsilon
+    unknown, missing = sorted(set(epsilon) - set(names)), [m for m in names if m not in epsilon]
+    if unknown or missing:
+        raise ValueError(
+            "epsilon by measure must name every measure compared and no other: "
+            + "; ".join(
+                f"{what} {', '.join(map(repr, which[:5]))}{' ...' if len(which) > 5 else ''}"
+                for what, which in (("unknown", unknown), ("missing", missing))
+                if which
+            )
+        )
+    return np.broadcast_to(
+        np.array([epsilon[m] for m in names], dtype=object), (n_criteria, len(names))
     )
 
 
@@ -211,19 +250,21 @@ CALIBRATED_COMPARISON_SCHEMA = {
 }
 
 
+@analysis
 def calibrated_comparison(
     study: Study,
     *,
     criterion: str,
-    level: Literal["item", "system", "global", "story", "summary", "segment"] = "item",
-    statistic: Literal["acc_eq", "tau_eq"] = "acc_eq",
+    level: LevelWord = "item",
+    statistic: TieStatistic = "acc_eq",
     permutations: int = 1000,
     seed: int | None = 0,
-    group_by: Literal["input", "system"] = "input",
-    swap: Literal["pairs", "scores"] = "pairs",
+    group_by: GroupBy = "input",
+    swap: SwapUnit = "pairs",
     include_human: bool = False,
-    kinds: tuple[str, ...] = DEFAULT_KINDS,
-    system_scores: Literal["mean", "given"] = "mean",
+    kinds: tuple[Kind, ...] = ("metric",),
+    system_scores: SystemScores = "mean",
+    executor: Any = None,
 ) -> pl.DataFrame:
     """Pairwise permutation tests between tie-calibrated measures, for one criterion.
 
@@ -236,6 +277,10 @@ def calibrated_comparison(
     ``PermutationSigDiff`` with ``KendallWithTiesOpt``): two calibrations per permutation and
     pair of measures (on HANNA, minutes for all 72 metrics; use ``kinds``/few permutations).
     ``system_scores="given"`` (system level): the given system-level values (see the module).
+    ``executor`` (a Dask ``distributed.Client``, a ``concurrent.futures.Executor`` or a
+    :class:`~hanna_stats.kernels.ClusterExecutor`) runs the permutation test in blocks on a
+    cluster, with the same result bit for bit (:mod:`hanna_stats.kernels.distributed`); None:
+    in this process.
 
     Returns
     -------
@@ -246,9 +291,10 @@ def calibrated_comparison(
     """
     level = check_level(level)
     check_system_scores(system_scores, level)
+    kinds = check_kinds(kinds)
     criterion, names, cube = criterion_cube(study, criterion, kinds, include_human, system_scores)
     res = calibrated_permutation_test(
-        cube.values[-1],
+        cube.values[-1:],
         cube.values[:-1],
         level=level,
         statistic=statistic,
@@ -256,7 +302,9 @@ def calibrated_comparison(
         seed=seed,
         group_by=group_by,
         swap=swap,
-    )
+        progress=progress,
+        executor=executor,
+    ).for_human(0)
     return ordered_pairs_frame(
         names,
         CALIBRATED_COMPARISON_SCHEMA,
@@ -272,15 +320,17 @@ def calibrated_comparison(
     )
 
 
+@analysis
 def spa(
     study: Study,
     *,
     permutations: int = 1000,
     seed: int | None = 0,
     include_human: bool = False,
-    kinds: tuple[str, ...] = DEFAULT_KINDS,
+    kinds: tuple[Kind, ...] = ("metric",),
     criterion: str | None = None,
-    system_scores: Literal["mean", "given"] = "mean",
+    system_scores: SystemScores = "mean",
+    executor: Any = None,
 ) -> pl.DataFrame:
     """Soft pairwise accuracy of every automatic measure with every criterion (or with
     ``criterion``, a name or abbreviation).
@@ -299,6 +349,11 @@ def spa(
     mt-metrics-eval's ``PairwiseConfidenceError``, which reads segment scores), which given
     system-level values do not have; ``"given"`` is refused (ValueError).
 
+    ``executor`` (a Dask ``distributed.Client``, a ``concurrent.futures.Executor`` or a
+    :class:`~hanna_stats.kernels.ClusterExecutor`) runs the measures in blocks on a
+    cluster, with the same result bit for bit (:mod:`hanna_stats.kernels.distributed`); None:
+    in this process.
+
     Returns
     -------
     polars.DataFrame
@@ -312,7 +367,7 @@ def spa(
     ValueError
         When the study has fewer than 2 systems, or for ``system_scores="given"``.
     """
-    check_choice("system_scores", system_scores, SYSTEM_SCORES)
+    check("system_scores", system_scores)
     if system_scores == "given":
         raise ValueError(
             "system_scores='given': soft pairwise accuracy permutes the items' scores of each "
@@ -329,7 +384,11 @@ def spa(
     criteria, measures = _split(cube)
     criteria = _select_criterion(study, cube, criteria, criterion)
     res = soft_pairwise_accuracy(
-        cube.values[criteria], cube.values[measures], permutations=permutations, seed=seed
+        cube.values[criteria],
+        cube.values[measures],
+        permutations=permutations,
+        seed=seed,
+        executor=executor,
     )
     return _pairs_frame(
         cube,
@@ -349,19 +408,21 @@ def spa(
     )
 
 
+@analysis
 def metric_clusters(
     study: Study,
     *,
     criterion: str,
-    level: Literal["item", "system", "global", "story", "summary", "segment"] = "system",
-    method: Literal["pearson", "spearman", "kendall", "acc_eq"] = "kendall",
+    level: LevelWord = "item",
+    method: Coefficient = "kendall",
     permutations: int = 1000,
     seed: int | None = 0,
     alpha: float = 0.05,
     include_human: bool = False,
-    variant: Literal["a", "b", "c"] = "b",
-    kinds: tuple[str, ...] = DEFAULT_KINDS,
-    system_scores: Literal["mean", "given"] = "mean",
+    variant: Variant = "b",
+    kinds: tuple[Kind, ...] = ("metric",),
+    system_scores: SystemScores = "mean",
+    executor: Any = None,
 ) -> pl.DataFrame:
     """Leaderboard of the measures for one criterion, in significance clusters (WMT style).
 
@@ -374,17 +435,25 @@ def metric_clusters(
     it with ``p <= alpha`` (:func:`hanna_stats.kernels.significance_clusters`, mt-metrics-eval's
     ``AssignRanks``). ``system_scores="given"`` (system level) ranks by the given system-level
     values (see the module), permuting them per system.
+    ``executor`` (a Dask ``distributed.Client``, a ``concurrent.futures.Executor`` or a
+    :class:`~hanna_stats.kernels.ClusterExecutor`) runs the pairwise tests in blocks on a
+    cluster, with the same result bit for bit (:mod:`hanna_stats.kernels.distributed`); None:
+    in this process.
 
     Returns
     -------
     polars.DataFrame
         One row per measure, best first: ``criterion, level, method, measure, statistic,
-        rank`` (the cluster's rank, 1 = top; ``epsilon`` too for ``acc_eq``). A measure whose
-        statistic is undefined (NaN) has a null rank and comes last.
+        rank, pvalue_next`` (the cluster's rank, 1 = top; the one-sided p-value that the
+        measure beats the next one down, where a new cluster starts when a measure of the
+        cluster beats it with ``p <= alpha``; null on the last row), ``epsilon`` for ``acc_eq``,
+        and the settings ``permutations, seed, alpha``. A measure whose statistic is undefined
+        (NaN) has a null rank and comes last.
     """
     level = check_level(level)
-    check_choice("method", method, CLUSTER_METHODS)
+    check("method", method, WORDS["coefficient"])
     check_system_scores(system_scores, level)
+    kinds = check_kinds(kinds)
     criterion, names, cube = criterion_cube(study, criterion, kinds, include_human, system_scores)
     # Systems the criterion never rates are left out before the scores are z-scored, as
     # mt-metrics-eval keeps only the systems with gold scores (WMT22 zh-en: MQM rates 16 of 20).
@@ -392,8 +461,14 @@ def metric_clusters(
     columns = {}
     if method == "acc_eq":
         res = calibrated_permutation_test(
-            values[-1], values[:-1], level=level, permutations=permutations, seed=seed
-        )
+            values[-1:],
+            values[:-1],
+            level=level,
+            permutations=permutations,
+            seed=seed,
+            progress=progress,
+            executor=executor,
+        ).for_human(0)
         columns["epsilon"] = res.epsilon
     else:
         res = permutation_test_pairs(
@@ -406,6 +481,7 @@ def metric_clusters(
             alternative="greater",
             seed=seed,
             progress=progress,
+            executor=executor,
         )
     ranks = significance_clusters(res.statistic, res.pvalue, alpha=alpha)
     undefined = np.isnan(res.statistic)
@@ -418,8 +494,15 @@ def metric_clusters(
         "statistic": res.statistic,
         "rank": [None if u else int(r) for r, u in zip(ranks, undefined, strict=True)],
     }
+    columns |= {"permutations": [permutations] * n, "seed": [seed] * n, "alpha": [alpha] * n}
     schema = {key: dtype for key, dtype in METRIC_CLUSTERS_SCHEMA.items() if key in columns}
-    frame = pl.DataFrame({key: columns[key] for key in schema}, schema=schema)
-    return frame.sort(
+    frame = pl.DataFrame({key: columns[key] for key in schema}, schema=schema).with_row_index()
+    frame = frame.sort(
         ["rank", "statistic"], descending=[False, True], nulls_last=True, maintain_order=True
     )
+    # Each row's p-value that it beats the row below it (where the clusters are cut), best
+    # first; null on the last row.
+    order = frame["index"].to_list()
+    below = [float(res.pvalue[a, b]) for a, b in itertools.pairwise(order)]
+    pvalue_next = pl.Series("pvalue_next", [*below, None], dtype=pl.Float64)
+    return frame.drop("index").insert_column(list(schema).index("rank") + 1, pvalue_next)

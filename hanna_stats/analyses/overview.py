@@ -6,9 +6,11 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
-from hanna_stats.store import Study
+from hanna_stats.analyses._common import analysis
+from hanna_stats.study import Study
 
 
+@analysis
 def study_counts(study: Study) -> pl.DataFrame:
     """Counts of systems, inputs, items, raters, ratings, measures by kind and scores.
 
@@ -20,6 +22,7 @@ def study_counts(study: Study) -> pl.DataFrame:
     return study.counts
 
 
+@analysis
 def measure_families(study: Study) -> pl.DataFrame:
     """The measure catalogue grouped by kind, family and reference use, with the paper's symbol.
 
@@ -33,6 +36,7 @@ def measure_families(study: Study) -> pl.DataFrame:
     return study.families
 
 
+@analysis
 def data_sources(study: Study) -> pl.DataFrame:
     """The ingested files (provenance table ``ingests``), without the ingest time.
 
@@ -44,6 +48,7 @@ def data_sources(study: Study) -> pl.DataFrame:
     return study.sources
 
 
+@analysis
 def measure_values(
     study: Study, measures: list[str], *, include_human: bool = True
 ) -> pl.DataFrame:
@@ -76,6 +81,7 @@ def measure_values(
     )
 
 
+@analysis
 def criterion_values(study: Study, *, include_human: bool = True) -> pl.DataFrame:
     """Item-level values of every human criterion (the rating distributions of Fig. 9).
 

@@ -6,38 +6,45 @@ Chhun et al. (2022), Secs. 5.3-5.4.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Literal
 
 import numpy as np
 import polars as pl
 
 from hanna_stats.analyses._common import (
-    DEFAULT_KINDS,
-    ITEM_SYSTEM_LEVELS,
-    METHODS,
-    check_choice,
-    check_level,
+    analysis,
     check_system_scores,
     criteria_cube,
     human_mask,
 )
-from hanna_stats.analyses.correlations import correlate, correlation_frame
-from hanna_stats.kernels import TIE_RULES, aggregate_groups, borda_count, group_correlations
+from hanna_stats.analyses.correlations import _correlate, correlation_frame
+from hanna_stats.kernels import aggregate_groups, borda_count, group_correlations
 from hanna_stats.kernels.grouped import at_level
-from hanna_stats.store import Study
+from hanna_stats.study import Study
+from hanna_stats.vocabulary import (
+    WORDS,
+    ItemSystemWord,
+    Kind,
+    Method,
+    SystemScores,
+    Ties,
+    check,
+    check_kinds,
+    check_level,
+)
 
 #: |r| values equal to this many decimals share a rank in the Borda count.
 TIE_DECIMALS = 12
 
 
+@analysis
 def borda(
     study: Study,
     *,
-    level: Literal["item", "system", "story", "summary", "segment"] = "item",
-    ties: Literal["average", "min", "max"] = "average",
+    level: ItemSystemWord = "item",
+    ties: Ties = "average",
     include_human: bool = False,
-    kinds: tuple[str, ...] = DEFAULT_KINDS,
-    system_scores: Literal["mean", "given"] = "mean",
+    kinds: tuple[Kind, ...] = ("metric",),
+    system_scores: SystemScores = "mean",
 ) -> pl.DataFrame:
     """Borda count of the metrics over the (criterion x coefficient) columns of one level (Tab. 6).
 
@@ -89,11 +96,13 @@ def borda(
     ValueError
         If a correlation is undefined (NaN): a Borda count needs every column complete.
     """
-    level = check_level(level, ITEM_SYSTEM_LEVELS)
-    check_choice("ties", ties, TIE_RULES)
+    level = check_level(level, WORDS["item_system"])
+    check("ties", ties)
+    kinds = check_kinds(kinds)
+    check_system_scores(system_scores, level)
     columns = pl.concat(
         [
-            correlate(
+            _correlate(
                 study,
                 level=level,
                 method=method,
@@ -101,7 +110,7 @@ def borda(
                 kinds=kinds,
                 system_scores=system_scores,
             )
-            for method in METHODS
+            for method in WORDS["method"]
         ]
     ).with_columns(pl.col("statistic").abs().alias("abs"))
     wide = columns.pivot(on=["method", "against"], index="measure", values="abs")
@@ -132,19 +141,21 @@ def borda(
     )
 
 
+@analysis
 def topk(
     study: Study,
     *,
     ks: Iterable[int] = range(4, 11),
-    level: Literal["item", "system", "story", "summary", "segment"] = "system",
-    method: Literal["pearson", "spearman", "kendall"] = "pearson",
+    level: ItemSystemWord = "item",
+    method: Method = "kendall",
     include_human: bool = False,
-    kinds: tuple[str, ...] = DEFAULT_KINDS,
-    system_scores: Literal["mean", "given"] = "mean",
+    kinds: tuple[Kind, ...] = ("metric",),
+    system_scores: SystemScores = "mean",
 ) -> pl.DataFrame:
     """Correlations of every metric with each criterion on the k best systems by that criterion.
 
-    Fig. 8 of the paper (system level, Pearson, k = 4..10): for each criterion the systems are
+    Fig. 8 of the paper (``level="system", method="pearson"``, k = 4..10; the defaults are
+    every analysis' item level and Kendall): for each criterion the systems are
     ordered by their mean rating of that criterion (over all inputs), the ``k`` best are kept, and
     each metric's correlation with the criterion is recomputed on them.
 
@@ -156,8 +167,10 @@ def topk(
         Numbers of systems kept; each between 3 and the number of rated systems. A criterion that
         rates fewer systems (WMT's MQM and DA rate different subsets) has rows only for the k up
         to its own count; its ranking uses only the systems it rates.
-    level, method : str
-        As in :func:`hanna_stats.analyses.correlations.correlate`.
+    level : {"item", "system"}
+        As in :func:`hanna_stats.analyses.correlations.correlate` (``"story"``, ``"summary"``
+        or ``"segment"`` give ``"item"``).
+    method : {"pearson", "spearman", "kendall"}
     include_human : bool
         Keep the human-written stories as a system.
     kinds : tuple of str
@@ -173,8 +186,9 @@ def topk(
         followed by those of :func:`correlate` (``measure, against, level, method, variant,
         statistic, n_groups, n_skipped``).
     """
-    level = check_level(level, ITEM_SYSTEM_LEVELS)
-    check_choice("method", method, METHODS)
+    level = check_level(level, WORDS["item_system"])
+    check("method", method)
+    kinds = check_kinds(kinds)
     check_system_scores(system_scores, level)
     cube = criteria_cube(study, kinds, include_human, system_scores)
     human = human_mask(cube)

@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 from scipy import special
 
-from hanna_stats.analyses._common import check_choice
+from hanna_stats.analyses._common import analysis
 from hanna_stats.analyses.overview import measure_values
 from hanna_stats.kernels.agreement import (
     ICC_FORMS,
@@ -27,7 +27,8 @@ from hanna_stats.kernels.agreement import (
     intraclass_corr,
     krippendorff_alpha,
 )
-from hanna_stats.store import Study
+from hanna_stats.study import Study
+from hanna_stats.vocabulary import WORDS, RatedKind, check_kinds
 
 AGREEMENT_SCHEMA = {
     "measure": pl.String,
@@ -59,18 +60,13 @@ SYSTEM_MEANS_SCHEMA = {
     "unit": pl.String,
 }
 AVERAGE = "Average"
-#: Measure kinds whose rater-level values these analyses take.
-KINDS = ("human", "metric", "llm-judge")
 _ALPHA_LEVELS = ("interval", "ordinal")
 
 
-def _measures(study: Study, measures: list[str] | None, kinds: tuple[str, ...]) -> list[str]:
+def _measures(study: Study, measures: list[str] | None, kinds: tuple[RatedKind, ...]) -> list[str]:
     """Measures by name, or human criteria by abbreviation (default: every measure of
     ``kinds``, in catalogue order)."""
-    if isinstance(kinds, str) or not kinds:
-        raise ValueError(f"kinds must be a non-empty tuple of {KINDS}; got {kinds!r}")
-    for kind in kinds:
-        check_choice("kinds", kind, KINDS)
+    kinds = check_kinds(kinds, WORDS["rated_kinds"])
     if measures is None:
         return [m for m, k in zip(study.measures, study.kinds, strict=True) if k in kinds]
     if isinstance(measures, str):
@@ -161,7 +157,7 @@ def _measure_agreement(frame: pl.DataFrame, confidence: float) -> list[dict]:
             for name in ICC_FORMS
         ]
     for level in _ALPHA_LEVELS:
-        res = krippendorff_alpha(wide.T, level_of_measurement=level)
+        res = krippendorff_alpha(wide, level_of_measurement=level)
         rows.append(
             base
             | {
@@ -175,11 +171,12 @@ def _measure_agreement(frame: pl.DataFrame, confidence: float) -> list[dict]:
     return rows
 
 
+@analysis
 def agreement(
     study: Study,
     *,
     measures: list[str] | None = None,
-    kinds: tuple[str, ...] = ("human",),
+    kinds: tuple[RatedKind, ...] = ("human",),
     confidence: float = 0.95,
     include_human: bool = True,
 ) -> pl.DataFrame:
@@ -287,11 +284,12 @@ def _t_intervals(frame: pl.DataFrame, confidence: float) -> pl.DataFrame:
     )
 
 
+@analysis
 def system_means(
     study: Study,
     *,
     measures: list[str] | None = None,
-    kinds: tuple[str, ...] = ("human",),
+    kinds: tuple[RatedKind, ...] = ("human",),
     confidence: float = 0.95,
     include_human: bool = True,
 ) -> pl.DataFrame:

@@ -12,43 +12,55 @@ Statistics are signed.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any
 
 import numpy as np
 import polars as pl
 
-from hanna_stats._progress import progress
 from hanna_stats.analyses._common import (
-    DEFAULT_KINDS,
-    ITEM_SYSTEM_LEVELS,
-    METHODS,
-    check_choice,
-    check_kinds,
-    check_level,
+    Selection,
+    analysis,
     correlation_matrix,
     criterion_cube,
     human_mask,
     measure_against,
     ordered_pairs_frame,
 )
-from hanna_stats.kernels import CI_METHODS, RESAMPLE, bootstrap_ci, permutation_test_pairs
-from hanna_stats.store import Study
+from hanna_stats.kernels import bootstrap_ci, permutation_test_pairs
+from hanna_stats.progress import progress
+from hanna_stats.study import Study
+from hanna_stats.vocabulary import (
+    WORDS,
+    Alternative,
+    CIMethod,
+    ItemSystemWord,
+    Kind,
+    LevelWord,
+    Method,
+    Resample,
+    Variant,
+    check,
+    check_kinds,
+    check_level,
+)
 
 
+@analysis
 def correlation_ci(
     study: Study,
     *,
-    level: Literal["item", "system", "story", "summary", "segment"] = "item",
-    method: Literal["pearson", "spearman", "kendall"] = "kendall",
-    resample: Literal["inputs", "systems", "both"] = "inputs",
+    level: ItemSystemWord = "item",
+    method: Method = "kendall",
+    resample: Resample = "inputs",
     resamples: int = 1000,
     confidence: float = 0.95,
-    ci_method: Literal["percentile", "bca"] = "percentile",
+    ci_method: CIMethod = "percentile",
     seed: int | None = 0,
     against: str | list[str] = "criteria",
     include_human: bool = False,
-    variant: Literal["a", "b", "c"] = "b",
-    kinds: tuple[str, ...] = DEFAULT_KINDS,
+    variant: Variant = "b",
+    kinds: tuple[Kind, ...] = ("metric",),
+    executor: Any = None,
 ) -> pl.DataFrame:
     """Bootstrap confidence intervals of every measure's correlation with the criteria.
 
@@ -83,6 +95,10 @@ def correlation_ci(
     kinds : tuple of str
         Kinds of the measures whose correlations are bootstrapped (the 72 metrics by default;
         add ``"llm-judge"`` for the LLM judges).
+    executor : distributed.Client, concurrent.futures.Executor or ClusterExecutor, optional
+        Run the resampling in blocks on this executor, e.g. a Dask cluster
+        (:mod:`hanna_stats.kernels.distributed`), with the same result bit for bit; None (the
+        default): in this process.
 
     Returns
     -------
@@ -95,22 +111,18 @@ def correlation_ci(
     --------
     >>> correlation_ci(study, level="system", method="pearson", ci_method="bca")  # doctest: +SKIP
     """
-    level = check_level(level, ITEM_SYSTEM_LEVELS)
-    check_choice("method", method, METHODS)
-    check_choice("resample", resample, RESAMPLE)
-    check_choice("ci_method", ci_method, CI_METHODS)
+    level = check_level(level, WORDS["item_system"])
+    check("method", method)
+    check("resample", resample)
+    check("ci_method", ci_method)
     kinds = check_kinds(kinds)
     targets = [against] if isinstance(against, str) and against != "criteria" else against
     statistic = None
     if targets == "criteria":
-        cube, point = correlation_matrix(
-            study,
-            level=level,
-            method=method,
-            variant=variant,
-            include_human=include_human,
-            kinds=kinds,
+        selection = Selection(
+            kinds=kinds, include_human=include_human, level=level, method=method, variant=variant
         )
+        cube, point = correlation_matrix(study, selection)
         human = human_mask(cube)
         rows, cols = np.flatnonzero(~human), np.flatnonzero(human)
         statistic = point.statistic[np.ix_(rows, cols)]
@@ -141,6 +153,8 @@ def correlation_ci(
         ci_method=ci_method,
         seed=seed,
         statistic=statistic,
+        progress=progress,
+        executor=executor,
     )
     n = len(rows) * len(cols)
     return pl.DataFrame(
@@ -198,20 +212,22 @@ PERMUTATION_SCHEMA = {
 }
 
 
+@analysis
 def permutation_test(
     study: Study,
     *,
     criterion: str,
-    level: Literal["item", "system", "global", "story", "summary", "segment"] = "system",
-    method: Literal["pearson", "spearman", "kendall"] = "kendall",
+    level: LevelWord = "item",
+    method: Method = "kendall",
     permutations: int = 1000,
     seed: int | None = 0,
-    alternative: Literal["two-sided", "greater", "less"] = "two-sided",
+    alternative: Alternative = "greater",
     include_human: bool = False,
-    variant: Literal["a", "b", "c"] = "b",
-    kinds: tuple[str, ...] = DEFAULT_KINDS,
-    unit: Literal["both", "systems", "inputs"] = "both",
+    variant: Variant = "b",
+    kinds: tuple[Kind, ...] = ("metric",),
+    unit: Resample = "both",
     stop_alpha: float | None = None,
+    executor: Any = None,
 ) -> pl.DataFrame:
     """Permutation tests of the difference between two measures' correlations with a criterion.
 
@@ -220,11 +236,11 @@ def permutation_test(
     measures are z-scored over their cells, the two scores are swapped with probability 1/2 per
     cell (``unit="both"``, PERM-BOTH), per system across all its inputs (``"systems"``,
     PERM-SYS) or per input across all systems (``"inputs"``, PERM-INPUT), the correlations are
-    recomputed at ``level``; ``"greater"`` tests ``r_a > r_b``, ``"two-sided"`` compares
-    ``|delta|``. One draw of swaps from ``seed`` serves all pairs. With ``stop_alpha`` a pair
-    stops drawing once its decision at that level is settled (Clopper-Pearson rule; the
-    ``n_drawn`` column says how many permutations it used). See
-    :func:`hanna_stats.kernels.permutation.permutation_test_pairs`.
+    recomputed at ``level``; ``"greater"`` (default, as every comparison of two measures) tests
+    ``r_a > r_b``, ``"two-sided"`` compares ``|delta|``. One draw of swaps from ``seed`` serves
+    all pairs. With ``stop_alpha`` a pair stops drawing once its decision at that level is
+    settled (Clopper-Pearson rule; the ``n_drawn`` column says how many permutations it used).
+    See :func:`hanna_stats.kernels.permutation.permutation_test_pairs`.
 
     Parameters
     ----------
@@ -232,14 +248,15 @@ def permutation_test(
     criterion : str
         The human criterion, by name or abbreviation (``"Empathy"`` or ``"EM"``).
     level : {"item", "system", "global"}
-        ``"story"``, ``"summary"`` or ``"segment"`` give ``"item"``. ``"system"`` is fast for
-        all pairs; ``"item"`` with Kendall tau-a/b takes the kernel's polynomial fast path
-        (seconds for all HANNA pairs); with Pearson, Spearman or tau-c it recomputes every
-        per-input correlation of both measures (minutes for all HANNA pairs).
+        ``"story"``, ``"summary"`` or ``"segment"`` give ``"item"`` (the default, as every
+        analysis). ``"system"`` is fast for all pairs; ``"item"`` with Kendall tau-a/b takes the
+        kernel's polynomial fast path (seconds for all HANNA pairs); with Pearson, Spearman or
+        tau-c it recomputes every per-input correlation of both measures (minutes for all HANNA
+        pairs).
     method : {"pearson", "spearman", "kendall"}
     permutations : int
     seed : int or None
-    alternative : {"two-sided", "greater", "less"}
+    alternative : {"greater", "two-sided", "less"}
     include_human : bool
     variant : {"a", "b", "c"}
     kinds : tuple of str
@@ -248,6 +265,10 @@ def permutation_test(
         Resampling unit of the swaps (PERM-BOTH, PERM-SYS, PERM-INPUT).
     stop_alpha : float in (0, 1), optional
         Early stopping at this significance level (None: all permutations).
+    executor : distributed.Client, concurrent.futures.Executor or ClusterExecutor, optional
+        Run the resampling in blocks on this executor, e.g. a Dask cluster
+        (:mod:`hanna_stats.kernels.distributed`), with the same result bit for bit; None (the
+        default): in this process.
 
     Returns
     -------
@@ -262,9 +283,10 @@ def permutation_test(
         systems left with no cell).
     """
     level = check_level(level)
-    check_choice("method", method, METHODS)
-    check_choice("alternative", alternative, ("two-sided", "greater", "less"))
-    check_choice("unit", unit, RESAMPLE)
+    check("method", method)
+    check("alternative", alternative)
+    check("unit", unit, WORDS["resample"])
+    kinds = check_kinds(kinds)
     criterion, names, cube = criterion_cube(study, criterion, kinds, include_human)
     res = permutation_test_pairs(
         cube.values[:-1],
@@ -278,6 +300,7 @@ def permutation_test(
         unit=unit,
         stop_alpha=stop_alpha,
         progress=progress,
+        executor=executor,
     )
     return ordered_pairs_frame(
         names,

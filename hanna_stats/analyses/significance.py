@@ -29,42 +29,43 @@ Conventions (Chhun et al., 2022; see ``docs/conventions.md``, sections 7-9):
 from __future__ import annotations
 
 import operator
-from typing import Literal
+from typing import Any
 
 import numpy as np
 import polars as pl
 
 from hanna_stats.analyses._common import (
-    DEFAULT_KINDS,
-    ITEM_SYSTEM_LEVELS,
-    METHODS,
-    check_choice,
-    check_kinds,
-    check_level,
+    Selection,
+    analysis,
     check_system_scores,
     correlation_matrix,
     criteria_cube,
     cube_criterion,
     human_mask,
+    seed_key,
 )
 from hanna_stats.kernels import (
-    ALTERNATIVES,
-    CORRECTIONS,
     adjust_pvalues,
     paired_bootstrap,
     weighted_f1,
     williams_test,
 )
-from hanna_stats.store import Study
-
-Level = Literal["item", "system", "global", "story", "summary", "segment"]
-Method = Literal["pearson", "spearman", "kendall"]
-Correction = Literal["bh", "by", "holm", "bonferroni"]
-#: Families of a Williams correction: the ordered pairs of one criterion (at one level and
-#: method), one ordered pair across the criteria (Chhun et al. 2024: one judge against one
-#: other), or every test of the call.
-FAMILIES = ("criterion", "pair", "all")
-
+from hanna_stats.progress import progress
+from hanna_stats.study import Study
+from hanna_stats.vocabulary import (
+    WORDS,
+    Alternative,
+    Correction,
+    Family,
+    Kind,
+    Level,
+    LevelWord,
+    Method,
+    SystemScores,
+    check,
+    check_kinds,
+    check_level,
+)
 
 WILLIAMS_SCHEMA = {
     "criterion": pl.String,
@@ -81,19 +82,20 @@ WILLIAMS_SCHEMA = {
 }
 
 
+@analysis
 def williams(
     study: Study,
     *,
     criterion: str,
-    level: Level = "system",
-    method: Method = "pearson",
+    level: LevelWord = "item",
+    method: Method = "kendall",
     n: int | None = None,
-    alternative: Literal["greater", "two-sided", "less"] = "greater",
+    alternative: Alternative = "greater",
     correction: Correction | None = None,
-    family: Literal["criterion", "pair", "all"] = "criterion",
+    family: Family = "criterion",
     include_human: bool = False,
-    kinds: tuple[str, ...] = DEFAULT_KINDS,
-    system_scores: Literal["mean", "given"] = "mean",
+    kinds: tuple[Kind, ...] = ("metric",),
+    system_scores: SystemScores = "mean",
 ) -> pl.DataFrame:
     """Williams tests between every ordered pair of metrics for one human criterion.
 
@@ -106,7 +108,8 @@ def williams(
     :func:`hanna_stats.kernels.williams.williams_test` for the formula). Both orders of each
     pair are reported; the (b, a) row has the opposite statistic, and with
     ``alternative="greater"`` the two one-sided p-values sum to 1. The paper's Figs. 27-38 show
-    these p-values (item and system level, Pearson) with green cells where ``r_a > r_b``.
+    these p-values (item and system level, Pearson: ``level="system", method="pearson"`` for
+    its system-level figures) with green cells where ``r_a > r_b``.
 
     Parameters
     ----------
@@ -114,12 +117,13 @@ def williams(
         A loaded study.
     criterion : str
         A human criterion: its name (``"Empathy"``) or the paper's abbreviation (``"EM"``).
-    level : {"system", "item", "global"}
+    level : {"item", "system", "global"}
         Correlation level, as :func:`hanna_stats.analyses.correlations.correlate` (``"story"``,
-        ``"summary"`` or ``"segment"`` give ``"item"``).
+        ``"summary"`` or ``"segment"`` give ``"item"``; default item, as every analysis).
     method : {"pearson", "spearman", "kendall"}
-        Correlation coefficient (Kendall tau-b). The test is derived for Pearson correlations;
-        with the others it is a heuristic.
+        Correlation coefficient (default Kendall tau-b, as every analysis; the paper's figures
+        use Pearson). The test is derived for Pearson correlations; with the others it is a
+        heuristic.
     n : int, optional
         Sample size of the test (n - 3 degrees of freedom), greater than 3. Default: the number
         of systems at system level (10), of inputs at item level (96, the paper's convention,
@@ -155,12 +159,13 @@ def williams(
     Examples
     --------
     >>> study = open_study("path/to/hanna")                    # doctest: +SKIP
-    >>> williams(study, criterion="EM").filter(                          # doctest: +SKIP
+    >>> williams(study, criterion="EM", level="system", method="pearson").filter(  # doctest: +SKIP
     ...     (pl.col("measure_a") == "BERTScore F1") & (pl.col("measure_b") == "BLEU"))
     """
-    check_choice("family", family, FAMILIES)
-    check_system_scores(system_scores, check_level(level))
-    cube = criteria_cube(study, check_kinds(kinds), include_human, system_scores)
+    (level,), kinds, n = _check_williams(
+        (level,), (method,), alternative, correction, family, kinds, system_scores, n
+    )
+    cube = criteria_cube(study, kinds, include_human, system_scores)
     name = cube_criterion(study, cube, criterion)  # given mode: also a system-level-only one
     criteria = [m for m, k in zip(cube.measures, cube.kinds, strict=True) if k == "human"]
     across = correction is not None and family != "criterion"
@@ -180,16 +185,17 @@ def williams(
     return frame.filter(pl.col("criterion") == name) if across else frame
 
 
+@analysis
 def williams_all(
     study: Study,
     *,
-    levels: tuple[str, ...] = ITEM_SYSTEM_LEVELS,
-    methods: tuple[str, ...] = METHODS,
-    alternative: Literal["greater", "two-sided", "less"] = "greater",
+    levels: tuple[LevelWord, ...] = WORDS["item_system"],
+    methods: tuple[Method, ...] = WORDS["method"],
+    alternative: Alternative = "greater",
     correction: Correction | None = None,
-    family: Literal["criterion", "pair", "all"] = "criterion",
+    family: Family = "criterion",
     include_human: bool = False,
-    kinds: tuple[str, ...] = DEFAULT_KINDS,
+    kinds: tuple[Kind, ...] = ("metric",),
 ) -> pl.DataFrame:
     """Williams tests for every criterion, level and method at once (6 x 2 x 3 by default).
 
@@ -205,6 +211,9 @@ def williams_all(
 
     Same columns as :func:`williams`.
     """
+    levels, kinds, _ = _check_williams(
+        levels, methods, alternative, correction, family, kinds, "mean", None
+    )
     return williams_frame(
         study,
         criteria=list(study.criteria),
@@ -222,31 +231,22 @@ def williams_frame(
     study: Study,
     *,
     criteria: list[str],
-    levels: tuple[str, ...],
-    methods: tuple[str, ...],
+    levels: tuple[Level, ...],
+    methods: tuple[Method, ...],
     n: int | None = None,
-    alternative: str = "greater",
-    correction: str | None = None,
-    family: str = "criterion",
+    alternative: Alternative = "greater",
+    correction: Correction | None = None,
+    family: Family = "criterion",
     include_human: bool = False,
-    kinds: tuple[str, ...] = DEFAULT_KINDS,
-    system_scores: str = "mean",
+    kinds: tuple[Kind, ...] = ("metric",),
+    system_scores: SystemScores = "mean",
 ) -> pl.DataFrame:
     """Williams tests of the automatic measures of ``kinds`` against ``criteria``.
 
-    The engine of :func:`williams` and :func:`williams_all`: one memoised correlation matrix per
-    (level, method) serves every criterion.
+    The engine of :func:`williams` and :func:`williams_all`, on their checked options
+    (canonical ``levels``, ``kinds`` a tuple): one memoised correlation matrix per (level,
+    method) serves every criterion.
     """
-    levels = tuple(check_level(level) for level in levels)
-    for method in methods:
-        check_choice("method", method, METHODS)
-    check_choice("alternative", alternative, ALTERNATIVES)
-    if correction is not None:
-        check_choice("correction", correction, CORRECTIONS)
-    check_choice("family", family, FAMILIES)
-    for level in levels:
-        check_system_scores(system_scores, level)
-    n = _checked_n(n)  # before any work
     cube = criteria_cube(study, kinds, include_human, system_scores)
     metric_idx = np.flatnonzero(~human_mask(cube))
     absent = [c for c in criteria if c not in cube.measures]
@@ -278,14 +278,14 @@ def williams_frame(
     for level in levels:
         n_level = williams_n(level, *cube.values.shape[1:], n)
         for method in methods:
-            R = correlation_matrix(
-                study,
+            selection = Selection(
+                kinds=kinds,
+                include_human=include_human,
                 level=level,
                 method=method,
-                include_human=include_human,
-                kinds=kinds,
                 system_scores=system_scores,
-            )[1].statistic
+            )
+            R = correlation_matrix(study, selection)[1].statistic
             r = R[np.ix_(criterion_idx, metric_idx)]
             RM = R[np.ix_(metric_idx, metric_idx)]
             res = williams_test(r, RM, n_level, alternative=alternative)
@@ -326,6 +326,31 @@ def williams_frame(
     return frame.select(order)
 
 
+def _check_williams(
+    levels: tuple[object, ...],
+    methods: tuple[object, ...],
+    alternative: object,
+    correction: object,
+    family: object,
+    kinds: object,
+    system_scores: object,
+    n: object,
+) -> tuple[tuple[Level, ...], tuple[Kind, ...], int | None]:
+    """The options of a Williams analysis checked once, before any work: the canonical
+    ``levels``, ``kinds`` as a tuple and the checked ``n``; ValueError naming the first bad one."""
+    levels = tuple(check_level(level) for level in levels)
+    for method in methods:
+        check("method", method)
+    check("alternative", alternative)
+    if correction is not None:
+        check("correction", correction)
+    check("family", family)
+    kinds = check_kinds(kinds)
+    for level in levels:
+        check_system_scores(system_scores, level)
+    return levels, kinds, _checked_n(n)  # type: ignore[return-value]
+
+
 def _checked_n(n: int | None) -> int | None:
     """An explicit sample size, checked: an integer of at least 4 (or None)."""
     if n is None:
@@ -342,7 +367,7 @@ def _checked_n(n: int | None) -> int | None:
     return n
 
 
-def williams_n(level: str, inputs: int, systems: int, n: int | None) -> int:
+def williams_n(level: Level, inputs: int, systems: int, n: int | None) -> int:
     """The sample size of a Williams test at ``level``: ``n`` when given, else the number of
     systems (system level), inputs (item level, the paper's convention) or items (global).
 
@@ -364,7 +389,7 @@ def williams_n(level: str, inputs: int, systems: int, n: int | None) -> int:
     return size
 
 
-def adjusted_within(pvalues: np.ndarray, groups: np.ndarray, correction: str) -> np.ndarray:
+def adjusted_within(pvalues: np.ndarray, groups: np.ndarray, correction: Correction) -> np.ndarray:
     """``pvalues`` adjusted by ``correction`` within each family (equal ``groups`` values)."""
     adjusted = np.empty_like(pvalues)
     order = np.argsort(groups, kind="stable")
@@ -397,6 +422,7 @@ LABELS_SCHEMA = {
 }
 
 
+@analysis
 def bootstrap_pairs(
     study: Study,
     *,
@@ -404,7 +430,8 @@ def bootstrap_pairs(
     alpha: float = 0.05,
     seed: int = 0,
     include_human: bool = False,
-    kinds: tuple[str, ...] = DEFAULT_KINDS,
+    kinds: tuple[Kind, ...] = ("metric",),
+    executor: Any = None,
 ) -> pl.DataFrame:
     """Pairwise system comparison by paired bootstrap: weighted F1 of metric vs criterion labels.
 
@@ -430,6 +457,10 @@ def bootstrap_pairs(
         Keep the human-written stories as a system (default False, as the paper).
     kinds : tuple of str
         Kinds of automatic measures to score (default the paper's metrics).
+    executor : distributed.Client, concurrent.futures.Executor or ClusterExecutor, optional
+        Count the wins in blocks of resamples on this executor, e.g. a Dask cluster
+        (:mod:`hanna_stats.kernels.distributed`), with the same counts; None (the default): in
+        this process.
 
     Returns
     -------
@@ -437,7 +468,7 @@ def bootstrap_pairs(
         One row per (metric, criterion) with columns ``measure, criterion, f1, resamples, alpha,
         seed``; ``f1`` in [0, 1] (the paper prints percentages).
     """
-    cube, result = _bootstrap(study, resamples, alpha, seed, include_human, kinds)
+    cube, result = _bootstrap(study, resamples, alpha, seed, include_human, kinds, executor)
     human = human_mask(cube)
     f1 = weighted_f1(result.labels[human], result.labels[~human])  # (criteria, metrics)
     names = np.asarray(cube.measures, dtype=object)
@@ -455,6 +486,7 @@ def bootstrap_pairs(
     )
 
 
+@analysis
 def bootstrap_pair_labels(
     study: Study,
     *,
@@ -462,7 +494,8 @@ def bootstrap_pair_labels(
     alpha: float = 0.05,
     seed: int = 0,
     include_human: bool = False,
-    kinds: tuple[str, ...] = DEFAULT_KINDS,
+    kinds: tuple[Kind, ...] = ("metric",),
+    executor: Any = None,
 ) -> pl.DataFrame:
     """The per-pair labels behind :func:`bootstrap_pairs` (same arguments, same resamples).
 
@@ -474,7 +507,7 @@ def bootstrap_pair_labels(
         ``wins_2`` count the resamples where system 1 / 2 has the strictly greater mean;
         ``label`` is 1, 2 or 0.
     """
-    cube, result = _bootstrap(study, resamples, alpha, seed, include_human, kinds)
+    cube, result = _bootstrap(study, resamples, alpha, seed, include_human, kinds, executor)
     measures, pairs = result.labels.shape
     systems = np.asarray(cube.systems, dtype=object)
     return pl.DataFrame(
@@ -494,14 +527,28 @@ def bootstrap_pair_labels(
     )
 
 
-def _bootstrap(study, resamples, alpha, seed, include_human, kinds):
-    """The paired bootstrap of every measure of the criteria cube, memoised per setting."""
-    cube = criteria_cube(study, kinds, include_human)
-    key = ("paired_bootstrap", resamples, alpha, seed, include_human, tuple(kinds))
-    result = study.memo(
-        key, lambda: paired_bootstrap(cube.values, resamples=resamples, seed=seed, alpha=alpha)
-    )
-    return cube, result
+def _bootstrap(study, resamples, alpha, seed, include_human, kinds, executor=None):
+    """The paired bootstrap of every measure of the criteria cube, memoised per setting when
+    ``seed`` is an integer (None or a Generator draws afresh on every call); ``executor`` does
+    not change the result, so it is not part of the key."""
+    selection = Selection(kinds=kinds, include_human=include_human)
+    cube = criteria_cube(study, selection.kinds, include_human)
+
+    def compute():
+        return paired_bootstrap(
+            cube.values,
+            resamples=resamples,
+            seed=seed,
+            alpha=alpha,
+            progress=progress,
+            executor=executor,
+        )
+
+    seed_as_key = seed_key(seed)
+    if seed_as_key is None:
+        return cube, compute()
+    key = selection.key("paired_bootstrap", resamples, alpha, seed_as_key)
+    return cube, study.memo(key, compute)
 
 
 def _judged(study: Study, measures: list[str]) -> tuple[list[str | None], list[str]]:

@@ -13,6 +13,7 @@ import math
 import numpy as np
 import polars as pl
 
+from hanna_stats.analyses._common import analysis
 from hanna_stats.kernels import (
     check_confidence,
     check_count,
@@ -21,7 +22,7 @@ from hanna_stats.kernels import (
     gwet_ac,
     krippendorff_alpha,
 )
-from hanna_stats.store.user_study import ISSUES
+from hanna_stats.vocabulary import USER_STUDY_ISSUES as ISSUES
 
 #: The coefficients, in the order of the output rows of each issue.
 USER_STUDY_COEFFICIENTS: tuple[str, ...] = ("gwet_ac1", "fleiss_kappa", "krippendorff_alpha")
@@ -104,7 +105,7 @@ def _issue_rows(wide: np.ndarray, confidence: float, resamples: int, seed: int) 
             }
         )
     alpha = krippendorff_alpha(
-        wide.T,
+        wide,
         level_of_measurement="nominal",
         confidence=confidence,
         resamples=resamples,
@@ -125,6 +126,7 @@ def _issue_rows(wide: np.ndarray, confidence: float, resamples: int, seed: int) 
     return rows
 
 
+@analysis
 def user_study_agreement(
     annotations: pl.DataFrame,
     *,

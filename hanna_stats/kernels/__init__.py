@@ -21,32 +21,22 @@ draws are made once, in Python, so results do not depend on the number of thread
   threshold) and :func:`calibrated_permutation_test`, :func:`soft_pairwise_accuracy` with
   :func:`pairwise_pvalues`, :func:`significance_clusters`, :func:`fisher_interval`.
 
-The option tuples (``METHODS``, ``VARIANTS``, ``LEVELS``, ...) list the allowed values.
+The resampling tests (permutation tests of pairs, the calibrated permutation test, the
+bootstraps, soft pairwise accuracy) take ``executor=``: a Dask ``distributed.Client``, any
+:class:`concurrent.futures.Executor` or a :class:`ClusterExecutor`, to run their blocks on a
+cluster with the same results bit for bit (:mod:`hanna_stats.kernels.distributed`).
+
+The options' allowed words and their defaults are :mod:`hanna_stats.vocabulary`'s ``WORDS`` and
+``DEFAULTS``.
 """
 
-from ._options import (
-    ALTERNATIVES,
-    CI_METHODS,
-    CORRECTIONS,
-    GROUP_BY,
-    LEVELS,
-    METHODS,
-    NAN_POLICIES,
-    PVALUE_METHODS,
-    RESAMPLE,
-    TIE_RULES,
-    VARIANTS,
-    WEIGHTINGS,
-    WEIGHTS,
-    check_confidence,
-    check_count,
-    check_seed,
-)
+from ._options import check_confidence, check_count, check_seed
 from .accuracy import pairwise_accuracy
 from .agreement import AlphaResult, ICCResult, intraclass_corr, krippendorff_alpha
 from .bootstrap import BootstrapIndices, BootstrapResult, bootstrap_ci, bootstrap_indices
 from .clusters import significance_clusters
 from .correlation import CorrelationResult, check_pvalue_method, correlation
+from .distributed import ClusterExecutor
 from .fisher import FisherIntervalResult, fisher_interval
 from .grouped import (
     LevelCorrelationResult,
@@ -72,9 +62,7 @@ from .ranking import borda_count
 from .ranks import rankdata, tie_ranks
 from .soft import SoftPairwiseAccuracyResult, pairwise_pvalues, sign_flips, soft_pairwise_accuracy
 from .ties import (
-    SWAP_UNITS,
     TIE_RTOL,
-    TIE_STATISTICS,
     CalibratedPermutationResult,
     TieCalibrationResult,
     calibrated_permutation_test,
@@ -84,27 +72,13 @@ from .ties import (
 from .williams import WilliamsResult, williams_test
 
 __all__ = [
-    "ALTERNATIVES",
-    "CI_METHODS",
-    "CORRECTIONS",
-    "GROUP_BY",
-    "LEVELS",
-    "METHODS",
-    "NAN_POLICIES",
-    "PVALUE_METHODS",
-    "RESAMPLE",
-    "SWAP_UNITS",
     "TIE_RTOL",
-    "TIE_RULES",
-    "TIE_STATISTICS",
-    "VARIANTS",
-    "WEIGHTINGS",
-    "WEIGHTS",
     "AgreementCoefficientResult",
     "AlphaResult",
     "BootstrapIndices",
     "BootstrapResult",
     "CalibratedPermutationResult",
+    "ClusterExecutor",
     "CohenKappaResult",
     "CorrelationResult",
     "FisherIntervalResult",

@@ -1,94 +1,53 @@
-"""Arguments of the public kernel functions: allowed values, integer codes, the shared checks.
+"""Arguments of the public kernel functions: integer codes of the options, the shared checks.
 
 Every public kernel validates its arguments here (in the style of scipy's ``_*_iv`` helpers)
-and then calls private compiled code. Options are strings; their integer codes (positions in
-the tuples below) exist only inside compiled loops, where comparing strings costs tens of
-nanoseconds and contends on reference counts across threads.
+and then calls private compiled code. Options are strings, their words those of
+:mod:`hanna_stats.vocabulary` (``WORDS``); their integer codes (positions in those tuples) exist
+only inside compiled loops, where comparing strings costs tens of nanoseconds and contends on
+reference counts across threads.
 """
 
 from __future__ import annotations
 
 import numbers
+import os
+import re
 
 import numpy as np
 
-METHODS = ("pearson", "spearman", "kendall")
-VARIANTS = ("a", "b", "c")
-NAN_POLICIES = ("omit", "propagate", "raise")
-ALTERNATIVES = ("two-sided", "less", "greater")
-LEVELS = ("item", "system", "global")
-#: Tie rules of :func:`~hanna_stats.kernels.tie_ranks`: a run of equal values occupying 0-based
-#: sorted positions ``k .. k + t - 1`` gets their mean (``average``), ``k`` (``min``) or
-#: ``k + t - 1`` (``max``).
-TIE_RULES = ("average", "min", "max")
-CORRECTIONS = ("bh", "by", "holm", "bonferroni")
-RESAMPLE = ("inputs", "systems", "both")
-CI_METHODS = ("percentile", "bca")
-BOOTSTRAP_LEVELS = ("item", "system")
-LEVELS_OF_MEASUREMENT = ("nominal", "ordinal", "interval")
-#: p-value of :func:`~hanna_stats.kernels.correlation` (scipy.stats.kendalltau's ``method``).
-PVALUE_METHODS = ("auto", "exact", "asymptotic")
-#: Agreement weights of the nominal coefficients (None = unweighted); see ``kernels.nominal``.
-WEIGHTS = ("linear", "quadratic")
-#: Item-level groups of :func:`~hanna_stats.kernels.level_correlation`: correlate across the
-#: systems within each input (the default) or across the inputs within each system.
-GROUP_BY = ("input", "system")
-#: Mean over groups: each defined group alike, or weighted by its number of observations.
-WEIGHTINGS = ("uniform", "count")
+from hanna_stats.vocabulary import WORDS, code
 
-PEARSON, SPEARMAN, KENDALL = 0, 1, 2
-TAU_A, TAU_B, TAU_C = 0, 1, 2
+#: ``check_option(name, value, choices=None)``: the position of ``value`` in ``choices``
+#: (default ``WORDS[name]``) after the one check of words, :func:`hanna_stats.vocabulary.check`
+#: (``check_option("ties", "min") == 1``): the code compiled loops take.
+check_option = code
+
+#: Aliases (not copies) of the vocabulary's tuples that kernel modules still import by name.
+LEVELS_OF_MEASUREMENT = WORDS["level_of_measurement"]
+WEIGHTS = WORDS["weights"]
+
+PEARSON, SPEARMAN, KENDALL = (code("method", m) for m in ("pearson", "spearman", "kendall"))
+TAU_A, TAU_B, TAU_C = (code("variant", v) for v in ("a", "b", "c"))
 
 #: Largest number of resamples or permutations a kernel accepts.
 MAX_DRAWS = 1_000_000
 #: Seeds are integers in [0, SEED_BOUND) (or a Generator, or None).
 SEED_BOUND = 2**63
 
-CHOICES = {
-    "method": METHODS,
-    "variant": VARIANTS,
-    "nan_policy": NAN_POLICIES,
-    "alternative": ALTERNATIVES,
-    "level": LEVELS,
-    "ties": TIE_RULES,
-    "resample": RESAMPLE,
-    "ci_method": CI_METHODS,
-    "level_of_measurement": LEVELS_OF_MEASUREMENT,
-    "pvalue_method": PVALUE_METHODS,
-    "weights": WEIGHTS,
-    "group_by": GROUP_BY,
-    "weighting": WEIGHTINGS,
-}
 
-
-def check_option(name, value, choices=None):
-    """Return the position of ``value`` in ``choices`` (default ``CHOICES[name]``).
-
-    Raises
-    ------
-    ValueError
-        ``"<name> must be one of 'a', 'b'; got <value>"`` unless ``value`` is one of the
-        (string) choices.
+def check_options(**options):
+    """:func:`check_option` of each ``name=value`` pair (names are keys of
+    :data:`hanna_stats.vocabulary.WORDS`); returns the codes in the order given.
 
     Examples
     --------
-    >>> check_option("ties", "min")
-    1
-    >>> check_option("ties", "avg")
+    >>> check_options(method="kendall", variant="c")
+    [2, 2]
+    >>> check_options(ties="avg")
     Traceback (most recent call last):
     ...
     ValueError: ties must be one of 'average', 'min', 'max'; got 'avg'
     """
-    choices = CHOICES[name] if choices is None else choices
-    if isinstance(value, str) and value in choices:
-        return choices.index(value)
-    allowed = ", ".join(repr(c) for c in choices)
-    raise ValueError(f"{name} must be one of {allowed}; got {value!r}")
-
-
-def check_options(**options):
-    """:func:`check_option` of each ``name=value`` pair (names are keys of ``CHOICES``);
-    returns the codes in the order given."""
     return [check_option(name, value) for name, value in options.items()]
 
 
@@ -118,7 +77,7 @@ def validated(arrays, ndim, match_last, **options):
         dimensions, and all must agree on their last ``match_last`` dimensions.
     ndim, match_last : int
     **options
-        Argument name (a key of ``CHOICES``) to value; each must be one of its choices.
+        Argument name (a key of ``vocabulary.WORDS``) to value; each must be one of its choices.
 
     Returns
     -------
@@ -211,3 +170,48 @@ def check_indices(name, value, bound, columns=None):
     if array.size and (array.min() < 0 or array.max() >= bound):
         raise ValueError(f"{name} must lie in [0, {bound})")
     return np.ascontiguousarray(array, dtype=np.int64)
+
+
+#: Default working-memory budget of the blocked kernels, in bytes (1 GiB): the pairwise kernels
+#: (item-level Kendall permutations, all-pairs level correlations, tie calibration) take their
+#: pairs or groups in blocks whose work arrays fit it. Override for a process with the
+#: environment variable ``HANNA_STATS_MEMORY_BUDGET`` (bytes, or a number with a unit: "512MiB",
+#: "2GiB", "1.5GB"), or set this attribute (read at each call). Blocks change neither the
+#: work's order nor the results, only the peak memory; a single item of work larger than the
+#: budget (one group's prepared vectors, one pair's coefficients) is still taken whole.
+MEMORY_BUDGET = 2**30
+#: The environment variable that overrides :data:`MEMORY_BUDGET`.
+MEMORY_BUDGET_ENV = "HANNA_STATS_MEMORY_BUDGET"
+_UNITS = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12,
+          "ki": 2**10, "mi": 2**20, "gi": 2**30, "ti": 2**40}  # fmt: skip
+
+
+def parse_bytes(value):
+    """Bytes of a memory size: an int, or a string such as ``"2GiB"``, ``"512 MiB"``, ``"1.5GB"``
+    or ``"1000000"``; ValueError unless it is a positive size.
+
+    Examples
+    --------
+    >>> parse_bytes("2GiB"), parse_bytes("1.5 GB"), parse_bytes(4096)
+    (2147483648, 1500000000, 4096)
+    """
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        size = int(value)
+    else:
+        match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([kKmMgGtT]i?)?[bB]?\s*", str(value))
+        if match is None:
+            raise ValueError(f"memory budget must be a size in bytes such as '2GiB'; got {value!r}")
+        size = int(float(match.group(1)) * _UNITS[(match.group(2) or "").lower()])
+    if size < 1:
+        raise ValueError(f"memory budget must be positive; got {value!r}")
+    return size
+
+
+def memory_budget(budget=None):
+    """The working-memory budget in bytes: ``budget`` when given (as :func:`parse_bytes`), else
+    the environment variable ``HANNA_STATS_MEMORY_BUDGET`` when set, else
+    :data:`MEMORY_BUDGET`."""
+    if budget is not None:
+        return parse_bytes(budget)
+    env = os.environ.get(MEMORY_BUDGET_ENV, "").strip()
+    return parse_bytes(env) if env else parse_bytes(MEMORY_BUDGET)

@@ -1,9 +1,13 @@
 """Inter-rater agreement: intraclass correlations (six forms) and Krippendorff's alpha.
 
-Pure functions on numpy arrays. The sums of squares and the disagreement sums are compiled
-(``@njit(cache=True)``); confidence intervals and p-values use the F distribution functions of
-``scipy.special`` (``fdtrc``, ``fdtri``) in Python. The bootstrap interval of alpha is numpy and
-``scipy.sparse`` (no compiled code of its own).
+Pure functions on numpy arrays. Ratings are (items, raters) matrices, one row per item (target,
+unit) and one column per rater, as in every agreement kernel (the nominal ones of
+:mod:`~hanna_stats.kernels.nominal` too); the transpose is read only when ``layout="raters x
+items"`` says so (:func:`items_by_raters`). Each result names how its interval was made
+(``interval_method``: ``"F"`` for ICC, ``"percentile"`` for alpha's bootstrap). The sums of
+squares and the disagreement sums are compiled (``@njit(cache=True)``); confidence intervals and
+p-values use the F distribution functions of ``scipy.special`` (``fdtrc``, ``fdtri``) in Python.
+The bootstrap interval of alpha is numpy and ``scipy.sparse`` (no compiled code of its own).
 
 References
 ----------
@@ -24,6 +28,8 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+
+from hanna_stats.vocabulary import check
 
 from ._options import (
     LEVELS_OF_MEASUREMENT,
@@ -47,6 +53,7 @@ __all__ = [
     "MeanSquares",
     "check_confidence",
     "intraclass_corr",
+    "items_by_raters",
     "krippendorff_alpha",
 ]
 
@@ -99,6 +106,8 @@ class ICCResult(NamedTuple):
     n_targets, n_raters : int
         Matrix shape after listwise deletion.
     mean_squares : MeanSquares
+    interval_method : str
+        ``"F"``: the bounds are F-based (Shrout & Fleiss 1979; McGraw & Wong 1996).
     """
 
     forms: tuple[str, ...]
@@ -112,6 +121,7 @@ class ICCResult(NamedTuple):
     n_targets: int
     n_raters: int
     mean_squares: MeanSquares
+    interval_method: str = "F"
 
 
 class AlphaResult(NamedTuple):
@@ -134,6 +144,8 @@ class AlphaResult(NamedTuple):
     n_valid : int
         Resamples whose alpha was defined (``D_e > 0``), the only ones the interval uses; 0
         when no interval was asked for.
+    interval_method : str or None
+        ``"percentile"`` (bootstrap over units) when an interval was asked for, else None.
     """
 
     statistic: float
@@ -143,6 +155,7 @@ class AlphaResult(NamedTuple):
     n_units: int
     confidence_interval: tuple[float, float] = (math.nan, math.nan)
     n_valid: int = 0
+    interval_method: str | None = None
 
 
 @njit(cache=True)
@@ -200,7 +213,21 @@ def _finite_matrix(value, name):
     return x
 
 
-def intraclass_corr(ratings, *, confidence=0.95, nan_policy="raise"):
+def items_by_raters(x, layout):
+    """The 2-D array ``x`` with one row per item and one column per rater: ``x`` itself for
+    ``layout="items x raters"`` (every agreement kernel's default), its transpose, made
+    C-contiguous, for ``"raters x items"``; ValueError for another ``layout``.
+
+    Every agreement kernel (:func:`intraclass_corr`, :func:`krippendorff_alpha`,
+    :func:`~hanna_stats.kernels.fleiss_kappa`, :func:`~hanna_stats.kernels.gwet_ac`,
+    :func:`~hanna_stats.kernels.encode_labels`) reads an (items, raters) matrix and accepts
+    the transposed form only when ``layout="raters x items"`` says so.
+    """
+    check("layout", layout)
+    return x if layout == "items x raters" else np.ascontiguousarray(x.T)
+
+
+def intraclass_corr(ratings, *, confidence=0.95, nan_policy="raise", layout="items x raters"):
     """Intraclass correlations ICC1, ICC2, ICC3, ICC1k, ICC2k, ICC3k with F tests and CIs.
 
     From the two-way ANOVA of an (n targets x k raters) matrix with mean squares MSR
@@ -234,16 +261,19 @@ def intraclass_corr(ratings, *, confidence=0.95, nan_policy="raise"):
         Confidence level of the intervals.
     nan_policy : {"raise", "omit"}
         ``"omit"`` drops targets with any NaN (listwise deletion, as pingouin).
+    layout : {"items x raters", "raters x items"}
+        ``"raters x items"``: ``ratings`` is given transposed, one row per rater.
 
     Returns
     -------
     ICCResult
+        Bounds F-based (``interval_method="F"``).
 
     Raises
     ------
     ValueError
         Naming the argument: not 2-D, too small, infinite values, NaN under ``"raise"``,
-        ``confidence`` outside (0, 1).
+        ``confidence`` outside (0, 1), unknown ``layout``.
 
     Notes
     -----
@@ -265,7 +295,8 @@ def intraclass_corr(ratings, *, confidence=0.95, nan_policy="raise"):
     """
     confidence = check_confidence(confidence)
     check_option("nan_policy", nan_policy, ("raise", "omit"))
-    x = _finite_matrix(ratings, "ratings")
+    check("layout", layout)
+    x = items_by_raters(_finite_matrix(ratings, "ratings"), layout)
     missing = np.isnan(x).any(axis=1)
     if missing.any():
         if nan_policy == "raise":
@@ -356,21 +387,21 @@ def _pairable_values(x):
 
     Parameters
     ----------
-    x : ndarray of float64, shape (m raters, N units)
+    x : ndarray of float64, shape (N units, m raters)
         NaN = missing.
 
     Returns
     -------
     values : ndarray of float64, shape (n..,)
-        Pairable values, grouped by unit (column order, raters in row order).
+        Pairable values, grouped by unit (row order, raters in column order).
     starts : ndarray of int64, shape (n_units + 1,)
         Unit u holds ``values[starts[u]:starts[u + 1]]``.
     """
-    m, n_units = x.shape
+    n_units, m = x.shape
     count = np.zeros(n_units, dtype=np.int64)
-    for r in range(m):
-        for u in range(n_units):
-            if not math.isnan(x[r, u]):
+    for u in range(n_units):
+        for r in range(m):
+            if not math.isnan(x[u, r]):
                 count[u] += 1
     kept = 0
     total = 0
@@ -387,8 +418,8 @@ def _pairable_values(x):
         if count[u] < 2:
             continue
         for r in range(m):
-            if not math.isnan(x[r, u]):
-                values[at] = x[r, u]
+            if not math.isnan(x[u, r]):
+                values[at] = x[u, r]
                 at += 1
         g += 1
         starts[g] = at
@@ -466,17 +497,18 @@ def _nominal_disagreements(values, starts):
 _BLOCK = 2**20
 
 
-def _pairable_columns(x):
-    """Columns (units) of ``x`` with at least two values, in order (those of
+def _pairable_units(x):
+    """Rows (units) of ``x`` (units x raters) with at least two values, in order (those of
     :func:`_pairable_values`)."""
-    return np.flatnonzero((~np.isnan(x)).sum(axis=0) >= 2)
+    return np.flatnonzero((~np.isnan(x)).sum(axis=1) >= 2)
 
 
 def _unit_terms(values, starts, columns, n_columns, level):
     """Per-unit terms whose bootstrap-weighted sums give a resample's ``D_o`` and ``D_e``.
 
     Returns ``(terms, finish)``: ``terms`` a (n_columns, K) CSR matrix, row ``u`` the terms of
-    column ``u`` of the reliability data (empty for units with fewer than two values), and
+    unit ``u`` (row ``u`` of the units x raters data; empty for units with fewer than two
+    values), ``columns`` the pairable units, ``n_columns`` all units, and
     ``finish(sums, weights) -> (observed, expected, n, defined)``, where
     ``sums = weights @ terms`` for a (rows, n_columns) block of unit multiplicities,
     ``observed`` and ``expected`` are the resamples' sums ``sum_ck o_ck delta^2_ck`` and
@@ -586,19 +618,19 @@ def _unit_terms(values, starts, columns, n_columns, level):
 
 
 def _alpha_resamples(x, values, starts, level, indices):
-    """Alpha of each resample of the units (columns of ``x``) in the rows of ``indices``:
+    """Alpha of each resample of the units (rows of ``x``) in the rows of ``indices``:
     ``1 - D_o / D_e = 1 - (n.. - 1) observed / expected`` (1 when ``observed = 0``), NaN where
     ``D_e = 0``. Resamples are weighted in blocks of ``_BLOCK`` elements; each weighted sum
     runs over the units in order (``scipy.sparse``, single-threaded), so the result does not
     depend on the number of threads."""
-    n_columns = x.shape[1]
-    terms, finish = _unit_terms(values, starts, _pairable_columns(x), n_columns, level)
+    n_items = x.shape[0]
+    terms, finish = _unit_terms(values, starts, _pairable_units(x), n_items, level)
     transposed = terms.T.tocsr()
     resamples = indices.shape[0]
     out = np.empty(resamples)
-    rows = max(1, _BLOCK // max(n_columns, terms.shape[1]))
+    rows = max(1, _BLOCK // max(n_items, terms.shape[1]))
     for a in range(0, resamples, rows):
-        weights = multiplicities(indices[a : a + rows], n_columns)
+        weights = multiplicities(indices[a : a + rows], n_items)
         sums = np.ascontiguousarray((transposed @ weights.T).T)
         observed, expected, n, defined = finish(sums, weights)
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -608,13 +640,14 @@ def _alpha_resamples(x, values, starts, level, indices):
 
 
 def krippendorff_alpha(
-    reliability_data,
+    ratings,
     *,
     level_of_measurement="interval",
     confidence=None,
     resamples=1000,
     seed=0,
     indices=None,
+    layout="items x raters",
 ):
     """Krippendorff's alpha for nominal, ordinal or interval data with missing values, and
     optionally a bootstrap confidence interval over units.
@@ -636,7 +669,7 @@ def krippendorff_alpha(
     than Likert data.
 
     Interval (``confidence`` given): a percentile bootstrap over units. Each of the B
-    resamples draws N units (columns) with replacement (a unit drawn twice counts as two
+    resamples draws N units (rows) with replacement (a unit drawn twice counts as two
     units) and recomputes alpha, the ordinal ranks included (each resample ranks its own
     pairable values); the bounds are the ``(1 -+ confidence) / 2`` quantiles (linear
     interpolation, numpy's default) of the resamples where alpha is defined. Resamples with
@@ -661,9 +694,11 @@ def krippendorff_alpha(
 
     Parameters
     ----------
-    reliability_data : array_like, shape (m raters, N units)
-        Values; NaN = missing. Raters' identities do not matter, only which values share a
-        unit.
+    ratings : array_like, shape (N units, m raters)
+        Values, one row per unit (item) and one column per rater, as every agreement kernel
+        reads them; NaN = missing. Raters' identities do not matter, only which values share a
+        unit. Krippendorff's reliability data (raters x units) is the transpose: pass it with
+        ``layout="raters x items"``.
     level_of_measurement : {"interval", "ordinal", "nominal"}
     confidence : float, optional
         Level of the bootstrap interval, in (0, 1); None (default): no interval, no
@@ -677,13 +712,18 @@ def krippendorff_alpha(
         [0, 2**63), a Generator (advanced by the draw) or None (ignored when ``indices`` is
         given).
     indices : array_like of int, shape (B, N), optional
-        Precomputed draws: row b lists the units (column indices in [0, N)) of resample b;
+        Precomputed draws: row b lists the units (row indices of ``ratings`` in [0, N)) of
+        resample b;
         ``bootstrap_indices(N, 1, resamples=B, seed=seed).inputs`` is what ``seed`` draws.
         Needs ``confidence``.
+    layout : {"items x raters", "raters x items"}
+        ``"raters x items"``: ``ratings`` is given transposed, one row per rater
+        (Krippendorff's reliability data, the ``krippendorff`` package's ``reliability_data``).
 
     Returns
     -------
     AlphaResult
+        ``interval_method`` is ``"percentile"`` when an interval was asked for.
 
     Raises
     ------
@@ -691,7 +731,7 @@ def krippendorff_alpha(
         Naming the argument: not 2-D, not real, infinite values, unknown level,
         ``confidence`` outside (0, 1), bad ``resamples``, ``seed`` or ``indices`` (not a 2-D
         integer array with N columns of indices in [0, N)), ``indices`` without
-        ``confidence``.
+        ``confidence``, unknown ``layout``.
 
     References
     ----------
@@ -702,26 +742,31 @@ def krippendorff_alpha(
 
     Examples
     --------
+    Krippendorff's (2011) reliability data, 4 observers x 12 units, given as printed:
+
     >>> nan = float("nan")
     >>> data = [[1, 2, 3, 3, 2, 1, 4, 1, 2, nan, nan, nan],
     ...         [1, 2, 3, 3, 2, 2, 4, 1, 2, 5, nan, 3],
     ...         [nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, nan],
     ...         [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan]]
-    >>> round(krippendorff_alpha(data, level_of_measurement="interval").statistic, 3)
+    >>> res = krippendorff_alpha(data, level_of_measurement="interval", layout="raters x items")
+    >>> round(res.statistic, 3)
     0.849
-    >>> res = krippendorff_alpha(data, level_of_measurement="nominal", confidence=0.95,
+    >>> items = [list(unit) for unit in zip(*data)]  # 12 units x 4 observers: the default
+    >>> res = krippendorff_alpha(items, level_of_measurement="nominal", confidence=0.95,
     ...                          resamples=200, seed=0)
     >>> low, high = res.confidence_interval
-    >>> bool(low < res.statistic < high), res.n_valid
-    (True, 200)
+    >>> bool(low < res.statistic < high), res.n_valid, res.interval_method
+    (True, 200, 'percentile')
     """
     check_option("level_of_measurement", level_of_measurement)
-    x = _finite_matrix(reliability_data, "reliability_data")
-    n_columns = x.shape[1]
+    check("layout", layout)
+    x = items_by_raters(_finite_matrix(ratings, "ratings"), layout)
+    n_items = x.shape[0]
     if confidence is not None:
         confidence = check_confidence(confidence)
         if indices is not None:
-            indices = check_indices("indices", indices, max(n_columns, 1), columns=n_columns)
+            indices = check_indices("indices", indices, max(n_items, 1), columns=n_items)
             if len(indices) == 0:
                 raise ValueError("indices must hold at least one resample (row); got none")
     elif indices is not None:
@@ -732,7 +777,8 @@ def krippendorff_alpha(
         if confidence is not None and indices is None:
             check_count("resamples", resamples)
             check_seed(seed)
-        return AlphaResult(math.nan, math.nan, math.nan, 0, 0)
+        method = None if confidence is None else "percentile"
+        return AlphaResult(math.nan, math.nan, math.nan, 0, 0, interval_method=method)
     point = values
     if level_of_measurement == "nominal":
         observed, expected = _nominal_disagreements(values, starts)
@@ -749,9 +795,11 @@ def krippendorff_alpha(
     if confidence is None:
         return result
     if indices is None:
-        indices = bootstrap_indices(n_columns, 1, resamples=resamples, seed=seed).inputs
+        indices = bootstrap_indices(n_items, 1, resamples=resamples, seed=seed).inputs
     samples = _alpha_resamples(x, values, starts, level_of_measurement, indices)
     tail = (1.0 - confidence) / 2.0
     interval = (float(_quantiles(samples, tail)), float(_quantiles(samples, 1.0 - tail)))
     n_valid = int((~np.isnan(samples)).sum())
-    return result._replace(confidence_interval=interval, n_valid=n_valid)
+    return result._replace(
+        confidence_interval=interval, n_valid=n_valid, interval_method="percentile"
+    )

@@ -17,11 +17,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
+from hanna_stats.vocabulary import WORDS
+
 from ._options import (
-    BOOTSTRAP_LEVELS,
-    CI_METHODS,
     KENDALL,
-    RESAMPLE,
     as_float_array,
     check_confidence,
     check_count,
@@ -32,6 +31,7 @@ from ._options import (
 )
 from ._prepared import _from_prepared, _prepare_column, _store_ties, _ties
 from .correlation import _statistic_omit
+from .distributed import cluster_executor, split
 from .grouped import at_level, correlations_of_cubes, level_correlation
 from .pairs import multiplicities
 
@@ -86,7 +86,7 @@ def bootstrap_indices(n_inputs, n_systems, *, resample="inputs", resamples=1000,
     >>> draws.inputs.shape, draws.systems.shape
     ((2, 4), (2, 3))
     """
-    check_option("resample", resample, RESAMPLE)
+    check_option("resample", resample)
     resamples = check_count("resamples", resamples)
     rng = check_seed(seed)
     inputs = systems = None
@@ -405,21 +405,38 @@ def _check_draws(indices, n_inputs, n_systems):
     return inputs, systems
 
 
-def bootstrap_distribution(A, B=None, *, level="item", method="kendall", variant="b", indices):
+def bootstrap_distribution(
+    A, B=None, *, level="item", method="kendall", variant="b", indices, progress=None
+):
     """Bootstrap distribution (B, Ma, Mb) of the level correlation under the given draws.
 
     See :func:`resampled_statistic`; ``indices`` is a :class:`BootstrapIndices` (e.g. from
-    :func:`bootstrap_indices`).
+    :func:`bootstrap_indices`). ``progress``: an optional ``progress(iterable, desc=...,
+    total=...)`` wrapping blocks of resamples computed one after the other (e.g.
+    :func:`hanna_stats.progress.progress`); each resample is computed alone, so the blocks
+    give the same values as one call. The item level with only inputs drawn is one block (its
+    per-input correlations are computed once; the resamples only reweight them).
     """
     arrays = {"A": A} if B is None else {"A": A, "B": B}
-    check_option("level", level, BOOTSTRAP_LEVELS)
+    check_option("level", level, WORDS["item_system"])
     cubes = validated(arrays, 3, 2, method=method, variant=variant)
     a, b = cubes[0], cubes[-1]
     inputs, systems = _check_draws(indices, *a.shape[1:])
-    weights = None if inputs is None else multiplicities(inputs, a.shape[1])
-    return resampled_statistic(
-        a, b, level=level, method=method, variant=variant, weights=weights, systems=systems
-    )
+    rows = len(inputs) if inputs is not None else len(systems)
+    step = rows if progress is None or (level == "item" and systems is None) else -(-rows // 20)
+    blocks = [(lo, min(lo + step, rows)) for lo in range(0, rows, step)]
+    if len(blocks) > 1:
+        blocks = progress(blocks, desc="bootstrap resamples", total=len(blocks))
+    parts = []
+    for lo, hi in blocks:
+        weights = None if inputs is None else multiplicities(inputs[lo:hi], a.shape[1])
+        drawn = None if systems is None else systems[lo:hi]
+        parts.append(
+            resampled_statistic(
+                a, b, level=level, method=method, variant=variant, weights=weights, systems=drawn
+            )
+        )
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def bootstrap_ci(
@@ -436,6 +453,8 @@ def bootstrap_ci(
     seed=0,
     indices=None,
     statistic=None,
+    progress=None,
+    executor=None,
 ):
     """Bootstrap confidence intervals of item- or system-level correlations.
 
@@ -484,6 +503,14 @@ def bootstrap_ci(
         The point estimate, the level correlation of the data with ``nan_policy="omit"``
         (e.g. cached by the caller); computed when not given. It is the ``statistic`` of the
         result and the BCa centre.
+    progress : callable, optional
+        Wraps the blocks of resamples (see :func:`bootstrap_distribution`); with
+        ``executor``, the blocks as they finish.
+    executor : distributed.Client, concurrent.futures.Executor or ClusterExecutor, optional
+        Compute the bootstrap distribution in blocks of resamples on this executor, e.g. a Dask
+        cluster (see :mod:`hanna_stats.kernels.distributed`), from the draws made here once;
+        each resample is computed alone, so the result is the same bit for bit. None (the
+        default): in this process.
 
     Returns
     -------
@@ -505,9 +532,9 @@ def bootstrap_ci(
     (True, 200)
     """
     arrays = {"A": A} if B is None else {"A": A, "B": B}
-    check_option("level", level, BOOTSTRAP_LEVELS)
-    check_option("resample", resample, RESAMPLE)
-    check_option("ci_method", ci_method, CI_METHODS)
+    check_option("level", level, WORDS["item_system"])
+    check_option("resample", resample)
+    check_option("ci_method", ci_method)
     confidence = check_confidence(confidence)
     cubes = validated(arrays, 3, 2, method=method, variant=variant)
     a = cubes[0]
@@ -522,9 +549,14 @@ def bootstrap_ci(
         indices = bootstrap_indices(
             a.shape[1], a.shape[2], resample=resample, resamples=resamples, seed=seed
         )
-    samples = bootstrap_distribution(
-        a, b, level=level, method=method, variant=variant, indices=indices
-    )
+    if executor is None:
+        samples = bootstrap_distribution(
+            a, b, level=level, method=method, variant=variant, indices=indices, progress=progress
+        )
+    else:
+        draws = _check_draws(indices, *a.shape[1:])
+        shared = (a, None if b is a else b, (level, method, variant), draws)
+        samples = _cluster_distribution(cluster_executor(executor), shared, progress)
     if statistic is None:
         statistic = level_correlation(
             a, None if b is a else b, level=level, method=method, variant=variant
@@ -540,4 +572,37 @@ def bootstrap_ci(
         low, high, _ = bca_levels(samples, theta, jack, confidence)
     return BootstrapResult(
         theta, _quantiles(samples, low), _quantiles(samples, high), n_valid, samples
+    )
+
+
+def _cluster_distribution(cluster, shared, progress):
+    """:func:`bootstrap_distribution` on a
+    :class:`~hanna_stats.kernels.distributed.ClusterExecutor`: ranges of the resamples, each a
+    task (:func:`_distribution_block`), concatenated in order. ``shared``: ``(a, b or None
+    when b is a, (level, method, variant), (inputs, systems))``, sent to the workers once."""
+    inputs, systems = shared[3]
+    rows = len(inputs) if inputs is not None else len(systems)
+    parts = cluster.map(
+        _distribution_block,
+        shared,
+        split(rows, cluster.blocks),
+        progress=progress,
+        desc="bootstrap blocks",
+    )
+    return np.concatenate(parts)
+
+
+def _distribution_block(a, b, options, draws, rows):
+    """One task of :func:`_cluster_distribution`: the resamples ``lo:hi`` of ``rows``, as
+    :func:`bootstrap_ci` calls :func:`bootstrap_distribution` (``b`` None: ``a`` twice)."""
+    lo, hi = rows
+    level, method, variant = options
+    inputs, systems = (None if d is None else d[lo:hi] for d in draws)
+    return bootstrap_distribution(
+        a,
+        a if b is None else b,
+        level=level,
+        method=method,
+        variant=variant,
+        indices=BootstrapIndices(inputs, systems),
     )

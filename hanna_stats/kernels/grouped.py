@@ -12,19 +12,21 @@ import warnings
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.extending import intrinsic
 
-from ._options import KENDALL, SPEARMAN, check_option, check_options, validated
+from ._options import KENDALL, SPEARMAN, check_option, check_options, memory_budget, validated
 from .correlation import _statistic, _statistic_omit, _unit_vector
-from .kendall import _counts_from_sign_sums, _tau, _tie_stats
-from .ranks import _rankdata, _sort_order
+from .kendall import _counts_from_sign_sums, _tau
+from .ranks import _rankdata
 
-#: Kendall uses per-vector pair signs (one byte per pair of systems) on groups of up to
-#: SIGN_VECTOR_MAX_N systems when they take at most SIGN_VECTOR_MAX_BYTES; otherwise it counts
-#: each pair of vectors with :func:`kendall_counts` (O(n log n) beyond ``QUADRATIC_MAX_N``).
-#: Measured: signs are about twice as fast at 128 to 256 systems, on par near 500.
+#: Kendall uses per-vector pair signs (two bits per pair of systems) on groups of up to
+#: SIGN_VECTOR_MAX_N systems; otherwise it counts each pair of vectors with
+#: :func:`kendall_counts` (O(n log n) beyond ``QUADRATIC_MAX_N``). Measured: signs are about
+#: twice as fast at 128 to 256 systems, on par near 500. The groups are prepared and correlated
+#: in blocks whose prepared vectors and correlations fit the memory budget
+#: (:func:`~hanna_stats.kernels._options.memory_budget`), so the signs hold at any size.
 SIGN_VECTOR_MAX_N = 256
-SIGN_VECTOR_MAX_BYTES = 2**28
 
 # State of a (measure, group) vector.
 _OK = 0
@@ -56,39 +58,89 @@ class UndefinedCorrelationError(ValueError):
         return type(self), (str(self), self.i, self.j, self.group)
 
 
-@njit(cache=True)
+@intrinsic
+def _popcount(typingctx, x):
+    """The number of 1 bits of a uint64 (LLVM's ctpop: one instruction)."""
+    if not isinstance(x, types.Integer):
+        return None
+
+    def codegen(context, builder, signature, args):
+        return builder.ctpop(args[0])
+
+    return types.uint64(types.uint64), codegen
+
+
+@njit(cache=True, parallel=True)
 def _prepare(X, method_code, signs):
     """Per (group, measure) vectors shared by all pairs; see :func:`group_correlations`.
 
     Returns ``(units, signs, ties, state)``: for Pearson/Spearman ``units`` (G, M, S) holds the
-    unit vectors (of the ranks for Spearman); for Kendall with ``signs``, ``signs`` (G, M, P)
-    holds the ``P = S (S - 1) / 2`` pair signs and ``ties`` (G, M, 4) the tie statistics;
-    ``state`` (G, M) is ``_OK``, ``_UNDEFINED`` or ``_HAS_NAN``. Unused arrays are empty.
+    unit vectors (of the ranks for Spearman); for Kendall with ``signs``, ``signs`` (G, M,
+    2 W) holds the signs ``sign(x[j] - x[i])`` of the ``P = S (S - 1) / 2`` pairs ``i < j`` as
+    two bit planes of ``W = ceil(P / 64)`` words each (words ``[0, W)``: the sign is nonzero;
+    ``[W, 2 W)``: it is positive; pair ``p`` at bit ``p % 64`` of word ``p // 64``) and
+    ``ties`` (G, M, 4) the tie statistics; ``state`` (G, M) is ``_OK``, ``_UNDEFINED`` or
+    ``_HAS_NAN``. Unused arrays are empty. Each vector is prepared alone (one thread each
+    group): the threads change nothing.
     """
     measures, groups, n = X.shape
     kendall = method_code == KENDALL
     pairs = n * (n - 1) // 2 if kendall and signs else 0
+    words = (pairs + 63) // 64
     units = np.zeros((groups, measures, 0 if kendall else n))
-    sign_vectors = np.zeros((groups, measures, pairs), dtype=np.int8)
+    sign_vectors = np.zeros((groups, measures, 2 * words), dtype=np.uint64)
     ties = np.zeros((groups, measures, 4 if pairs else 0))
     state = np.full((groups, measures), _OK, dtype=np.int8)
-    for m in range(measures):
-        for g in range(groups):
-            x = X[m, g]
-            if np.isnan(x.sum()) and np.isnan(x).any():  # the sum screens without allocating
+    for g in prange(groups):
+        # Kendall's tie statistics from the equal pairs met while forming the signs (no sort):
+        # each value's equal partners (count) and whether it is the first of its tie group.
+        count = np.empty(n, dtype=np.int64)
+        head = np.empty(n, dtype=np.bool_)
+        for m in range(measures):
+            # X[m, g, k] indexed directly: array views in the parallel loop would contend on
+            # their reference counts.
+            missing = False
+            constant = True
+            for k in range(n):
+                missing |= np.isnan(X[m, g, k])
+                constant &= X[m, g, k] == X[m, g, 0]
+            if missing:
                 state[g, m] = _HAS_NAN
             elif not kendall:
+                x = X[m, g]
                 if not _unit_vector(_rankdata(x) if method_code == SPEARMAN else x, units[g, m]):
                     state[g, m] = _UNDEFINED
-            elif n < 2 or (x == x[0]).all():
+            elif n < 2 or constant:
                 state[g, m] = _UNDEFINED
             elif pairs:
+                count[:] = 0
+                head[:] = True
                 p = 0
                 for i in range(n):
                     for j in range(i + 1, n):
-                        sign_vectors[g, m, p] = np.int8(x[j] > x[i]) - np.int8(x[j] < x[i])
+                        if X[m, g, j] != X[m, g, i]:  # no NaN here: the sign is not 0
+                            bit = np.uint64(1) << np.uint64(p & 63)
+                            sign_vectors[g, m, p >> 6] |= bit
+                            if X[m, g, j] > X[m, g, i]:
+                                sign_vectors[g, m, words + (p >> 6)] |= bit
+                        else:
+                            count[i] += 1
+                            count[j] += 1
+                            head[j] = False
                         p += 1
-                distinct, tied_pairs, v1, v2 = _tie_stats(_sort_order(x)[0])
+                # _tie_stats' sums over the tie groups (of t values): its terms are integers
+                # (below 2**53 in float64), so their sum is exact in any order.
+                distinct = 0
+                tied_pairs = 0
+                v1 = 0.0
+                v2 = 0.0
+                for k in range(n):
+                    if head[k]:
+                        t = count[k] + 1
+                        distinct += 1
+                        tied_pairs += t * (t - 1) // 2
+                        v1 += t * (t - 1.0) * (2 * t + 5)
+                        v2 += t * (t - 1.0) * (t - 2)
                 ties[g, m, 0] = distinct
                 ties[g, m, 1] = tied_pairs
                 ties[g, m, 2] = v1
@@ -100,19 +152,25 @@ def _prepare(X, method_code, signs):
 def _tau_from_signs(signs_a, signs_b, ties_a, ties_b, g, i, j, n, variant_code):
     # Indexes the prepared arrays directly: array views in the parallel loop would contend on
     # their reference counts.
-    s = np.int64(0)  # not a literal: one compiled signature of the callee
+    # Over the pairs, q = sum (s_a s_b)^2 counts the pairs both sign vectors leave untied (C +
+    # D), of which C agree in sign: s = sum s_a s_b = C - D = 2 C - q (exact integers).
+    agree = np.int64(0)  # not a literal: one compiled signature of the callee
     q = np.int64(0)
-    for k in range(signs_a.shape[2]):
-        p = np.int64(signs_a[g, i, k]) * np.int64(signs_b[g, j, k])
-        s += p
-        q += p * p
+    words = signs_a.shape[2] // 2
+    for w in range(words):
+        both = signs_a[g, i, w] & signs_b[g, j, w]
+        q += np.int64(_popcount(both))
+        same = ~(signs_a[g, i, words + w] ^ signs_b[g, j, words + w])
+        agree += np.int64(_popcount(both & same))
+    s = 2 * agree - q
     ta = (np.int64(ties_a[g, i, 0]), np.int64(ties_a[g, i, 1]), ties_a[g, i, 2], ties_a[g, i, 3])
     tb = (np.int64(ties_b[g, j, 0]), np.int64(ties_b[g, j, 1]), ties_b[g, j, 2], ties_b[g, j, 3])
     return _tau(_counts_from_sign_sums(n, s, q, ta, tb), variant_code)
 
 
 @njit(cache=True, parallel=True)
-def _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, omit):
+def _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, omit, R):
+    # R (G, Ma, Mb): the groups of A and B, filled in place (a block of a larger output).
     units_a, signs_a, ties_a, state_a = prepared_a
     units_b, signs_b, ties_b, state_b = prepared_b
     measures_a, groups, n = A.shape
@@ -127,7 +185,6 @@ def _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, om
             jj[c] = j
             c += 1
     kendall = method_code == KENDALL
-    R = np.empty((groups, measures_a, measures_b))
     for t in prange(groups * cells):
         g, c = divmod(np.int64(t), cells)
         i = ii[c]
@@ -150,22 +207,59 @@ def _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, om
         R[g, i, j] = r
         if symmetric:
             R[g, j, i] = r
-    return R
+
+
+def _group_bytes(A, B, symmetric, method_code, cell_bytes):
+    """Working bytes of one group of :func:`_group_blocks`: its measures' copies (8 S) and
+    prepared vectors (pair signs, unit vectors), and ``cell_bytes`` per (i, j) cell."""
+    n = A.shape[2]
+    measures = A.shape[0] + (0 if symmetric else B.shape[0])
+    if method_code != KENDALL:
+        prepared = 8 * n
+    elif n <= SIGN_VECTOR_MAX_N:
+        prepared = 16 * ((n * (n - 1) // 2 + 63) // 64) + 32
+    else:
+        prepared = 0
+    return measures * (8 * n + prepared + 1) + cell_bytes * A.shape[0] * B.shape[0]
+
+
+def _group_blocks(A, B, symmetric, method_code, cell_bytes=8):
+    """``(lo, hi, A_block, B_block)`` for consecutive blocks of the groups (axis 1), each
+    holding as many groups as fit half the memory budget (at least one; see
+    :func:`_group_bytes`); the blocks are C-contiguous (``B_block is A_block`` when
+    ``symmetric``)."""
+    groups = A.shape[1]
+    per_group = _group_bytes(A, B, symmetric, method_code, cell_bytes)
+    size = max(1, memory_budget() // 2 // per_group)
+    for lo in range(0, groups, size):
+        hi = min(groups, lo + size)
+        if lo == 0 and hi == groups:
+            yield lo, hi, A, B
+            continue
+        a = np.ascontiguousarray(A[:, lo:hi])
+        yield lo, hi, a, a if symmetric else np.ascontiguousarray(B[:, lo:hi])
+
+
+def _block_correlations(A, B, symmetric, method_code, variant_code, omit, R):
+    """Fill ``R`` (G, Ma, Mb) with :func:`group_correlations` of the C-contiguous cubes ``A``
+    and ``B`` (the blocks of :func:`_group_blocks`)."""
+    signs = A.shape[2] <= SIGN_VECTOR_MAX_N
+    prepared_a = _prepare(A, method_code, signs)
+    prepared_b = prepared_a if symmetric else _prepare(B, method_code, signs)
+    _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, omit, R)
 
 
 def _group_correlations(A, B, symmetric, method_code, variant_code, omit):
-    """:func:`group_correlations` of validated cubes, with integer option codes.
+    """:func:`group_correlations` of validated cubes, with integer option codes: the groups in
+    blocks (:func:`_group_blocks`), each prepared and correlated into its slice of ``R``
+    (every cell depends on its group alone: the blocks change no value).
 
     Plain Python around the two compiled passes: a compiled wrapper would cost seconds of
     compiling on a user's first run and save nothing."""
-    n = A.shape[2]
-    measures = A.shape[0] + (0 if symmetric else B.shape[0])
-    signs = (
-        n <= SIGN_VECTOR_MAX_N and measures * A.shape[1] * n * (n - 1) // 2 <= SIGN_VECTOR_MAX_BYTES
-    )
-    prepared_a = _prepare(A, method_code, signs)
-    prepared_b = prepared_a if symmetric else _prepare(B, method_code, signs)
-    return _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, omit)
+    R = np.empty((A.shape[1], A.shape[0], B.shape[0]))
+    for lo, hi, a, b in _group_blocks(A, B, symmetric, method_code):
+        _block_correlations(a, b, symmetric, method_code, variant_code, omit, R[lo:hi])
+    return R
 
 
 def correlations_of_cubes(A, B, method, variant, omit):
@@ -185,8 +279,7 @@ def group_correlations(A, B=None, *, method="kendall", variant="b", nan_policy="
     - Pearson: the centred unit vectors ``u`` (power-of-two scaled, see
       :func:`~hanna_stats.kernels.correlation`); ``r = u_a . u_b``.
     - Spearman: the same on average ranks (:func:`~hanna_stats.kernels.rankdata`).
-    - Kendall, groups of up to ``SIGN_VECTOR_MAX_N`` systems (and signs of at most
-      ``SIGN_VECTOR_MAX_BYTES``): the pair signs
+    - Kendall, groups of up to ``SIGN_VECTOR_MAX_N`` systems: the pair signs
       ``s[p] = sign(x[j] - x[i])`` over the ``n (n - 1) / 2`` pairs ``i < j``;
       ``C - D = sum s_a s_b`` and ``C + D = sum (s_a s_b)^2`` give the
       :class:`~hanna_stats.kernels.KendallCounts` together with each vector's tie statistics,
@@ -275,25 +368,54 @@ def aggregate_groups(R, *, nan_policy="omit"):
     return _aggregate(R, nan_policy == "omit")
 
 
+class _Aggregate:
+    """The mean over groups of :func:`_aggregate`, accumulated block by block of groups:
+    :meth:`add` the blocks in group order, then :meth:`result`. Each cell's sums add its groups
+    one after the other, in group order, whatever the blocks: the result is that of one block.
+    With ``first_nan``, it also keeps each cell's first undefined group (-1: none)."""
+
+    def __init__(self, shape, weighted, first_nan=False):
+        self.total = np.zeros(shape)
+        self.weight_sum = np.zeros(shape) if weighted else None
+        self.n_groups = np.zeros(shape, dtype=np.int64)
+        self.groups = 0
+        self.first_nan = np.full(shape, -1, dtype=np.int64) if first_nan else None
+
+    def add(self, R, weights=None):
+        """Add the groups of ``R`` (g, Ma, Mb), weighted by ``weights`` (g, Ma, Mb) if the
+        aggregate is."""
+        valid = ~np.isnan(R)
+        total = self.total
+        for g in range(R.shape[0]):  # group order, as a plain loop would sum
+            if weights is None:
+                total += np.where(valid[g], R[g], 0.0)
+            else:
+                total += np.where(valid[g], R[g] * weights[g], 0.0)
+                self.weight_sum += np.where(valid[g], weights[g], 0.0)
+        self.n_groups += valid.sum(axis=0, dtype=np.int64)
+        if self.first_nan is not None and R.shape[0]:
+            undefined = ~valid
+            new = (self.first_nan < 0) & undefined.any(axis=0)
+            self.first_nan[new] = self.groups + undefined.argmax(axis=0)[new]
+        self.groups += R.shape[0]
+
+    def result(self, omit):
+        """``(mean, n_groups, n_skipped)`` over the groups added."""
+        n_groups = self.n_groups
+        n_skipped = self.groups - n_groups
+        keep = (n_groups > 0) & (omit | (n_skipped == 0))
+        denominator = n_groups if self.weight_sum is None else self.weight_sum
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(keep, self.total / np.maximum(denominator, 1), np.nan)
+        return mean, n_groups, n_skipped
+
+
 def _aggregate(R, omit, weights=None):
     """(mean, n_groups, n_skipped) over the valid groups of ``R`` (G, Ma, Mb); ``weights``
     (G, Ma, Mb), when given, weight each group's value in the mean."""
-    valid = ~np.isnan(R)
-    total = np.zeros(R.shape[1:])
-    weight_sum = np.zeros(R.shape[1:])
-    for g in range(R.shape[0]):  # group order, as a plain loop would sum
-        if weights is None:
-            total += np.where(valid[g], R[g], 0.0)
-        else:
-            total += np.where(valid[g], R[g] * weights[g], 0.0)
-            weight_sum += np.where(valid[g], weights[g], 0.0)
-    n_groups = valid.sum(axis=0, dtype=np.int64)
-    n_skipped = R.shape[0] - n_groups
-    keep = (n_groups > 0) & (omit | (n_skipped == 0))
-    denominator = n_groups if weights is None else weight_sum
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean = np.where(keep, total / np.maximum(denominator, 1), np.nan)
-    return mean, n_groups, n_skipped
+    aggregate = _Aggregate(R.shape[1:], weights is not None)
+    aggregate.add(R, weights)
+    return aggregate.result(omit)
 
 
 def observation_counts(A, B):
@@ -350,10 +472,13 @@ def at_level(X, level, omit, group_by="input"):
     return X
 
 
-def _undefined_error(R, cubes, level):
+def _undefined_error(R, cubes, level, cell=None):
+    # The first undefined cell of R in the order (i, j, group), or the given (i, j, group).
     where = "" if level is None else f" at level {level!r}"
     names = ("A", "B") if len(cubes) == 2 else ("A", "A")
-    i, j, g = (int(k) for k in np.argwhere(np.isnan(R.transpose(1, 2, 0)))[0])
+    if cell is None:
+        cell = np.argwhere(np.isnan(R.transpose(1, 2, 0)))[0]
+    i, j, g = (int(k) for k in cell)
     reasons = []
     for name, k, x in ((names[0], i, cubes[0][i, g]), (names[1], j, cubes[-1][j, g])):
         if np.isnan(x).any():
@@ -456,8 +581,20 @@ def level_correlation(
     method_code, variant_code = check_options(method=method, variant=variant)
     omit = nan_policy == "omit"
     cubes = grouped_cubes(arrays, level, nan_policy, group_by, weighting=weighting)
-    symmetric = cubes[0] is cubes[-1]
-    R = _group_correlations(cubes[0], cubes[-1], symmetric, method_code, variant_code, omit)
-    if nan_policy == "raise" and np.isnan(R).any():
-        raise _undefined_error(R, cubes, level)
-    return LevelCorrelationResult(*aggregate_cells(R, cubes, omit, weighting))
+    A, B = cubes[0], cubes[-1]
+    weighted = weighting == "count"
+    # Block by block of groups (inputs): the per-group correlations R of a block, aggregated
+    # in group order (bit for bit the mean of the whole R), never all of R at once.
+    aggregate = _Aggregate((A.shape[0], B.shape[0]), weighted, nan_policy == "raise")
+    cell_bytes = 9 + (16 if weighted else 0)  # R and its validity; the weights and a product
+    buffer = None
+    for lo, hi, a, b in _group_blocks(A, B, A is B, method_code, cell_bytes):
+        if buffer is None:
+            buffer = np.empty((hi - lo, A.shape[0], B.shape[0]))
+        R = buffer[: hi - lo]
+        _block_correlations(a, b, A is B, method_code, variant_code, omit, R)
+        aggregate.add(R, observation_counts(a, b) if weighted else None)
+    if nan_policy == "raise" and (aggregate.first_nan >= 0).any():
+        i, j = np.argwhere(aggregate.first_nan >= 0)[0]
+        raise _undefined_error(None, cubes, level, (i, j, aggregate.first_nan[i, j]))
+    return LevelCorrelationResult(*aggregate.result(omit))

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._options import CORRECTIONS, as_float_array, check_option
+from hanna_stats.vocabulary import WORDS
 
-#: Kept for callers of the former name.
-METHODS = CORRECTIONS
+from ._options import as_float_array, check_option
 
 
 def _adjust_sorted(p, method):
@@ -81,7 +80,7 @@ def adjust_pvalues(pvalues, *, method="bh"):
     >>> adjust_pvalues([0.01, 0.04, 0.03], method="holm").round(2).tolist()
     [0.03, 0.06, 0.06]
     """
-    check_option("method", method, CORRECTIONS)
+    check_option("method", method, WORDS["correction"])
     p = as_float_array("pvalues", pvalues, 1)
     if ((p < 0) | (p > 1)).any():
         raise ValueError("pvalues must lie in [0, 1] (or be NaN)")

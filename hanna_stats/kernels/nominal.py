@@ -3,13 +3,15 @@
 Pure numpy (these are not hot loops: one pass over an items x categories count table).
 
 Input shape. Every function here reads raw labels, one row per item and one column per rater:
-``fleiss_kappa`` and ``gwet_ac`` take an ``(n_items, n_raters)`` array, ``cohen_kappa(a, b)``
-its two columns. Labels are any hashable, mutually sortable values (ints, floats, strings, bools);
-a missing rating is ``None`` or NaN (so a float array uses NaN). Categories are the sorted
-distinct labels, or ``categories=`` (all the labels raters could choose, used or not, in the
-order that the weights should follow). :func:`encode_labels` returns the integer codes, for
-instance for :func:`~hanna_stats.kernels.krippendorff_alpha` (which reads floats, raters x
-units).
+``fleiss_kappa``, ``gwet_ac`` and ``encode_labels`` take an ``(n_items, n_raters)`` array (the
+shape of every agreement kernel, :func:`~hanna_stats.kernels.intraclass_corr` and
+:func:`~hanna_stats.kernels.krippendorff_alpha` included), or its transpose when
+``layout="raters x items"`` says so; ``cohen_kappa(a, b)`` takes its two columns. Labels are
+any hashable, mutually sortable values (ints, floats, strings, bools); a missing rating is
+``None`` or NaN (so a float array uses NaN). Categories are the sorted distinct labels, or
+``categories=`` (all the labels raters could choose, used or not, in the order that the weights
+should follow). :func:`encode_labels` returns the integer codes, items x
+raters, for instance for :func:`~hanna_stats.kernels.krippendorff_alpha` (which reads floats).
 
 Weights. ``weights=None`` gives the unweighted coefficients (identity agreement weights).
 ``"linear"`` and ``"quadratic"`` give the agreement weights of Gwet (2014) and of the R package
@@ -22,17 +24,21 @@ label itself when all labels are numbers, else its 0-based position among the ca
 Cohen's weighted kappa is invariant to that scale, so it matches Cohen (1968) and
 ``statsmodels.stats.inter_rater.cohens_kappa(..., wt="linear" | "quadratic")``.
 
-Inference (say which; the three methods are those of their reference implementations):
+Inference (each result says which interval it gives, ``interval_method``: ``"z"`` or ``"t"``; the
+defaults are those of the reference implementations, and ``interval_method=`` selects the
+other distribution, for the interval and the p-value alike):
 
 - :func:`cohen_kappa`: the large-sample standard error of Fleiss, Cohen & Everitt (1969), as
   ``statsmodels`` (and irrCAC's ``kappa2.table``); normal interval ``kappa +- z SE``; p-value of
   ``z = kappa / SE_0``, ``SE_0`` the standard error under H0: kappa = 0 (two-sided, normal),
-  exactly as statsmodels.
+  exactly as statsmodels (``interval_method="z"``; ``"t"``: ``kappa +- t_{n-1} SE`` and the
+  Student-t p-value of the same ratio on n - 1 degrees of freedom, n the items rated by both).
 - :func:`fleiss_kappa`, :func:`gwet_ac`: the linearisation variance of Gwet (2008; 2014),
   as irrCAC's ``fleiss.kappa.raw`` and ``gwet.ac1.raw`` with an infinite population (no
   finite-population correction); interval ``coef +- t_{n-1} SE`` (Student t, n - 1 degrees of
   freedom, n the items with at least one rating); p-value of ``t = coef / SE`` on n - 1 degrees
-  of freedom, two-sided. This variance is valid away from H0 (unlike the null variance of
+  of freedom, two-sided (``interval_method="t"``; ``"z"``: ``coef +- z SE`` and the normal
+  p-value of the same ratio). This variance is valid away from H0 (unlike the null variance of
   Fleiss, Nee & Landis 1979, meant for testing and complete data only) and handles missing
   ratings.
 
@@ -67,7 +73,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from hanna_stats.vocabulary import check
+
 from ._options import WEIGHTS, check_confidence, check_option
+from .agreement import items_by_raters
 
 __all__ = [
     "WEIGHTS",
@@ -86,8 +95,9 @@ class LabelCodes(NamedTuple):
 
     Attributes
     ----------
-    codes : ndarray of int64
-        The position of each label in ``categories``; -1 where the rating is missing.
+    codes : ndarray of int64, shape (n_items, n_raters)
+        The position of each label in ``categories``; -1 where the rating is missing. Items x
+        raters whatever the ``layout`` of the labels.
     categories : tuple
         The categories, in code order.
     values : ndarray of float64, shape (len(categories),)
@@ -114,9 +124,11 @@ class CohenKappaResult(NamedTuple):
     standard_error : float
         Fleiss, Cohen & Everitt (1969) large-sample standard error (statsmodels ``std_kappa``).
     confidence_interval : tuple of float
-        ``(low, high)``: ``kappa -+ z_{(1+level)/2} SE``, cut to [-1, 1].
+        ``(low, high)``: ``kappa -+ z_{(1+level)/2} SE`` (``t_{(1+level)/2, n-1}`` with
+        ``interval_method="t"``), cut to [-1, 1].
     pvalue : float
-        Two-sided normal p-value of ``kappa / null_standard_error`` (H0: kappa = 0).
+        Two-sided normal (Student-t, n - 1 dof, with ``interval_method="t"``) p-value of
+        ``kappa / null_standard_error`` (H0: kappa = 0).
     null_standard_error : float
         Standard error under H0 (statsmodels ``std_kappa0``).
     observed_agreement, chance_agreement : float
@@ -124,6 +136,8 @@ class CohenKappaResult(NamedTuple):
     n_items : int
         Items rated by both raters (the others are dropped).
     categories : tuple
+    interval_method : str
+        ``"z"`` (default) or ``"t"``: the distribution of the interval and the p-value.
     """
 
     statistic: float
@@ -135,6 +149,7 @@ class CohenKappaResult(NamedTuple):
     chance_agreement: float
     n_items: int
     categories: tuple
+    interval_method: str
 
 
 class AgreementCoefficientResult(NamedTuple):
@@ -148,14 +163,18 @@ class AgreementCoefficientResult(NamedTuple):
         Gwet's linearisation standard error (irrCAC ``coeff.se`` with ``N = Inf``); NaN for a
         single item.
     confidence_interval : tuple of float
-        ``(low, high)``: ``statistic -+ t_{n-1} SE``, cut at 1 from above.
+        ``(low, high)``: ``statistic -+ t_{n-1} SE`` (``z SE`` with ``interval_method="z"``),
+        cut at 1 from above.
     pvalue : float
-        Two-sided Student-t p-value (n - 1 dof) of ``statistic / standard_error``.
+        Two-sided Student-t p-value (n - 1 dof; normal with ``interval_method="z"``) of
+        ``statistic / standard_error``.
     observed_agreement, chance_agreement : float
         ``p_a`` and ``p_e``.
     n_items : int
         Items with at least one rating (items without any are dropped).
     categories : tuple
+    interval_method : str
+        ``"t"`` (default) or ``"z"``: the distribution of the interval and the p-value.
     """
 
     statistic: float
@@ -166,6 +185,7 @@ class AgreementCoefficientResult(NamedTuple):
     chance_agreement: float
     n_items: int
     categories: tuple
+    interval_method: str
 
 
 # ----------------------------------------------------------------------------- labels
@@ -239,8 +259,9 @@ def _encode(name, array, categories):
     return LabelCodes(codes.reshape(array.shape), cats, values)
 
 
-def _label_array(name, value, ndim):
-    """``value`` as a numpy array of labels with ``ndim`` dimensions."""
+def _label_array(name, value, ndim, layout="items x raters"):
+    """``value`` as a numpy array of labels with ``ndim`` dimensions (as given: 2-D arrays are
+    laid out as ``layout`` says, which only the message of a wrong shape uses)."""
     if isinstance(value, str | bytes):
         raise ValueError(f"{name} must be an array of labels; got {value!r}")
     try:
@@ -252,12 +273,12 @@ def _label_array(name, value, ndim):
     if array.dtype.kind not in "biufUSO":
         raise ValueError(f"{name} must hold labels (numbers, strings, ...); got {array.dtype}")
     if array.ndim != ndim:
-        what = "(items, raters)" if ndim == 2 else "(items,)"
+        what = f"({layout.replace(' x ', ', ')})" if ndim == 2 else "(items,)"
         raise ValueError(f"{name} must have shape {what}; got shape {array.shape}")
     return array
 
 
-def encode_labels(ratings, *, categories=None):
+def encode_labels(ratings, *, categories=None, layout="items x raters"):
     """Integer codes of a 2-D array of labels (items x raters), -1 for missing ratings.
 
     Parameters
@@ -266,16 +287,19 @@ def encode_labels(ratings, *, categories=None):
         Hashable labels; ``None`` or NaN = missing.
     categories : sequence, optional
         All possible labels, in order; default the sorted distinct labels.
+    layout : {"items x raters", "raters x items"}
+        ``"raters x items"``: ``ratings`` is given transposed, one row per rater.
 
     Returns
     -------
     LabelCodes
+        Codes items x raters, whatever the ``layout`` of ``ratings``.
 
     Raises
     ------
     ValueError
         Naming the argument: not 2-D, unhashable or unsortable labels, labels not in
-        ``categories``, infinite values.
+        ``categories``, infinite values, unknown ``layout``.
 
     Examples
     --------
@@ -283,10 +307,14 @@ def encode_labels(ratings, *, categories=None):
     >>> enc = encode_labels([["yes", "no"], ["no", None], ["yes", "yes"]])
     >>> enc.codes.tolist(), enc.categories
     ([[1, 0], [0, -1], [1, 1]], ('no', 'yes'))
-    >>> round(krippendorff_alpha(enc.as_float().T, level_of_measurement="nominal").statistic, 3)
+    >>> round(krippendorff_alpha(enc.as_float(), level_of_measurement="nominal").statistic, 3)
     0.0
+    >>> same = encode_labels([["yes", "no", "yes"], ["no", None, "yes"]], layout="raters x items")
+    >>> bool((same.codes == enc.codes).all())
+    True
     """
-    array = _label_array("ratings", ratings, 2)
+    check("layout", layout)
+    array = items_by_raters(_label_array("ratings", ratings, 2, layout), layout)
     cats = None if categories is None else _check_categories(categories)
     return _encode("ratings", array, cats)
 
@@ -303,16 +331,28 @@ def _weight_matrix(weights, values):
     return 1.0 - (distance if weights == "linear" else distance**2)
 
 
-def _check_arguments(weights, confidence):
+def _check_arguments(weights, confidence, interval_method):
     if weights is not None:
         check_option("weights", weights)
+    check("interval_method", interval_method)
     return check_confidence(confidence)
+
+
+def _half_width_and_pvalue(interval_method, level, se, ratio, df):
+    """Half-width ``q SE`` of the level-``level`` interval and two-sided p-value of ``ratio``:
+    ``q`` the standard normal quantile (``"z"``) or Student's t on ``df`` degrees of freedom
+    (``"t"``) at ``(1 + level) / 2``."""
+    from scipy.special import ndtr, ndtri, stdtr, stdtrit
+
+    if interval_method == "z":
+        return float(ndtri(0.5 + level / 2)) * se, float(2.0 * ndtr(-abs(ratio)))
+    return float(stdtrit(df, 0.5 + level / 2)) * se, float(2.0 * stdtr(df, -abs(ratio)))
 
 
 # ----------------------------------------------------------------------------- Cohen
 
 
-def cohen_kappa(a, b, *, weights=None, categories=None, confidence=0.95):
+def cohen_kappa(a, b, *, weights=None, categories=None, confidence=0.95, interval_method="z"):
     """Cohen's kappa (or weighted kappa) of two raters, with standard error, CI and z test.
 
     With ``p_kl`` the proportion of items that rater ``a`` put in category k and rater ``b`` in
@@ -342,7 +382,11 @@ def cohen_kappa(a, b, *, weights=None, categories=None, confidence=0.95):
     categories : sequence, optional
         All possible labels, in order (fixes the order of non-numeric labels for the weights).
     confidence : float
-        Confidence level of the normal interval.
+        Confidence level of the interval.
+    interval_method : {"z", "t"}
+        ``"z"`` (default, statsmodels and irrCAC's ``kappa2.table``): ``kappa +- z SE`` and a
+        normal p-value; ``"t"``: ``kappa +- t_{n-1} SE`` and a Student-t p-value on n - 1
+        degrees of freedom (n the items rated by both).
 
     Returns
     -------
@@ -352,7 +396,8 @@ def cohen_kappa(a, b, *, weights=None, categories=None, confidence=0.95):
     ------
     ValueError
         Naming the argument: ``a`` or ``b`` not 1-D, lengths differ, no item rated by both,
-        bad labels or ``categories``, unknown ``weights``, ``confidence`` outside (0, 1).
+        bad labels or ``categories``, unknown ``weights`` or ``interval_method``,
+        ``confidence`` outside (0, 1).
 
     Notes
     -----
@@ -371,7 +416,7 @@ def cohen_kappa(a, b, *, weights=None, categories=None, confidence=0.95):
     >>> round(res.statistic, 4), round(res.standard_error, 4)
     (0.6667, 0.2869)
     """
-    level = _check_arguments(weights, confidence)
+    level = _check_arguments(weights, confidence, interval_method)
     cats = None if categories is None else _check_categories(categories)
     x, y = _label_array("a", a, 1), _label_array("b", b, 1)
     if x.size != y.size:
@@ -401,12 +446,9 @@ def cohen_kappa(a, b, *, weights=None, categories=None, confidence=0.95):
         se = float(np.sqrt(np.maximum(var / scale, 0.0)))
         se0 = float(np.sqrt(np.maximum(var0 / scale, 0.0)))
         z = kappa / np.float64(se0)
-    from scipy.special import ndtr, ndtri
-
-    half = float(ndtri(0.5 + level / 2)) * se
-    pvalue = float(2.0 * ndtr(-abs(z)))
+    half, pvalue = _half_width_and_pvalue(interval_method, level, se, z, max(n - 1, 1))
     interval = _interval(kappa, half, lowest=-1.0)
-    rest = (se0, float(pa), float(pe), n, enc.categories)
+    rest = (se0, float(pa), float(pe), n, enc.categories, interval_method)
     return CohenKappaResult(float(kappa), se, interval, pvalue, *rest)
 
 
@@ -419,9 +461,10 @@ def _interval(statistic, half_width, lowest=-np.inf):
 # ----------------------------------------------------------------------------- many raters
 
 
-def _counts(name, ratings, categories):
+def _counts(name, ratings, categories, layout):
     """Items x categories counts (items with no rating dropped) and the encoded labels."""
-    array = _label_array(name, ratings, 2)
+    check("layout", layout)
+    array = items_by_raters(_label_array(name, ratings, 2, layout), layout)
     if array.shape[1] < 2:
         raise ValueError(f"{name} must have at least 2 columns (raters); got shape {array.shape}")
     cats = None if categories is None else _check_categories(categories)
@@ -436,8 +479,8 @@ def _counts(name, ratings, categories):
     return counts, enc
 
 
-def _gwet_inference(counts, w, chance, level):
-    """Coefficient, Gwet's linearisation SE, t interval and p-value (irrCAC's formulas).
+def _gwet_inference(counts, w, chance, level, interval_method):
+    """Coefficient, Gwet's linearisation SE, t (or z) interval and p-value (irrCAC's formulas).
 
     ``chance(pi) -> (p_e, pe_item)``: the chance agreement of the coefficient and its item
     terms ``p_e|i`` (Gwet 2014), which enter the linearised item values ``kappa*_i``.
@@ -458,15 +501,19 @@ def _gwet_inference(counts, w, chance, level):
         item -= 2.0 * (1.0 - stat) * (pe_item - pe) / (1.0 - pe)
         se = float(np.sqrt(((item - stat) ** 2).sum() / (n * (n - 1)))) if n > 1 else math.nan
         t = stat / np.float64(se)
-    from scipy.special import stdtr, stdtrit
-
-    df = max(n - 1, 1)
-    half = float(stdtrit(df, 0.5 + level / 2)) * se
-    pvalue = float(2.0 * stdtr(df, -abs(t)))
+    half, pvalue = _half_width_and_pvalue(interval_method, level, se, t, max(n - 1, 1))
     return float(stat), se, _interval(stat, half), pvalue, float(pa), float(pe)
 
 
-def fleiss_kappa(ratings, *, weights=None, categories=None, confidence=0.95):
+def fleiss_kappa(
+    ratings,
+    *,
+    weights=None,
+    categories=None,
+    confidence=0.95,
+    interval_method="t",
+    layout="items x raters",
+):
     """Fleiss' kappa for many raters, with missing ratings, and Gwet's standard error.
 
     With ``r_ik`` the raters who put item i in category k, ``r_i = sum_k r_ik``,
@@ -489,7 +536,8 @@ def fleiss_kappa(ratings, *, weights=None, categories=None, confidence=0.95):
 
     ``p_a|i`` the item's term of ``p_a`` (0 when ``r_i < 2``). The interval is
     ``kappa -+ t_{n-1} SE`` cut at 1 from above; the p-value is that of ``t = kappa / SE`` on n - 1
-    degrees of freedom (two-sided), as irrCAC. The null variance of Fleiss, Nee & Landis (1979)
+    degrees of freedom (two-sided), as irrCAC (``interval_method="z"``: ``kappa -+ z SE`` and the
+    normal p-value). The null variance of Fleiss, Nee & Landis (1979)
     is not used: it holds only under H0 and for complete data.
 
     Parameters
@@ -502,6 +550,11 @@ def fleiss_kappa(ratings, *, weights=None, categories=None, confidence=0.95):
     categories : sequence, optional
         All possible labels, in order.
     confidence : float
+    interval_method : {"t", "z"}
+        ``"t"`` (default, irrCAC): Student t on n - 1 degrees of freedom for the interval and
+        the p-value; ``"z"``: the standard normal.
+    layout : {"items x raters", "raters x items"}
+        ``"raters x items"``: ``ratings`` is given transposed, one row per rater.
 
     Returns
     -------
@@ -510,8 +563,9 @@ def fleiss_kappa(ratings, *, weights=None, categories=None, confidence=0.95):
     Raises
     ------
     ValueError
-        Naming the argument: not 2-D, fewer than 2 columns, no item with two ratings, bad
-        labels or ``categories``, unknown ``weights``, ``confidence`` outside (0, 1).
+        Naming the argument: not 2-D, fewer than 2 columns (raters), no item with two ratings,
+        bad labels or ``categories``, unknown ``weights``, ``interval_method`` or ``layout``,
+        ``confidence`` outside (0, 1).
 
     References
     ----------
@@ -526,11 +580,11 @@ def fleiss_kappa(ratings, *, weights=None, categories=None, confidence=0.95):
     ...         [1, 2, 3, 4], [4, 4, 4, 4], [1, 1, 2, 1], [2, 2, 2, 2], [nan, 5, 5, 5],
     ...         [nan, nan, 1, 1], [nan, nan, 3, nan]]
     >>> res = fleiss_kappa(data)
-    >>> round(res.statistic, 5), round(res.standard_error, 5)
-    (0.76117, 0.15302)
+    >>> round(res.statistic, 5), round(res.standard_error, 5), res.interval_method
+    (0.76117, 0.15302, 't')
     """
-    level = _check_arguments(weights, confidence)
-    counts, enc = _counts("ratings", ratings, categories)
+    level = _check_arguments(weights, confidence, interval_method)
+    counts, enc = _counts("ratings", ratings, categories, layout)
     w = _weight_matrix(weights, enc.values)
     r = counts.sum(axis=1)
 
@@ -538,11 +592,20 @@ def fleiss_kappa(ratings, *, weights=None, categories=None, confidence=0.95):
         pibar = (w + w.T) @ pi / 2.0
         return float(pi @ w @ pi), counts @ pibar / r
 
-    *out, pa, pe = _gwet_inference(counts, w, chance, level)
-    return AgreementCoefficientResult(*out, pa, pe, counts.shape[0], enc.categories)
+    *out, pa, pe = _gwet_inference(counts, w, chance, level, interval_method)
+    n = counts.shape[0]
+    return AgreementCoefficientResult(*out, pa, pe, n, enc.categories, interval_method)
 
 
-def gwet_ac(ratings, *, weights=None, categories=None, confidence=0.95):
+def gwet_ac(
+    ratings,
+    *,
+    weights=None,
+    categories=None,
+    confidence=0.95,
+    interval_method="t",
+    layout="items x raters",
+):
     """Gwet's AC1 (unweighted) or AC2 (weighted) for many raters with missing ratings.
 
     Same ``p_a``, ``pi_k``, n, n2 as :func:`fleiss_kappa`; the chance agreement is (Gwet 2008;
@@ -553,7 +616,8 @@ def gwet_ac(ratings, *, weights=None, categories=None, confidence=0.95):
     (``T_w = q`` unweighted: AC1). Variance as for :func:`fleiss_kappa` with
     ``p_e|i = T_w / (q (q - 1)) sum_k r_ik (1 - pi_k) / r_i``; infinite population (irrCAC's
     ``N = Inf``); interval ``AC -+ t_{n-1} SE`` cut at 1 from above, two-sided t p-value of
-    ``AC / SE`` on n - 1 degrees of freedom.
+    ``AC / SE`` on n - 1 degrees of freedom (``interval_method="z"``: ``AC -+ z SE`` and the
+    normal p-value).
 
     AC depends on q: pass ``categories`` when some possible labels were never used (irrCAC's
     ``categ.labels``). With a single category ``p_e`` is taken as 0 (irrCAC: 1e-15).
@@ -567,6 +631,10 @@ def gwet_ac(ratings, *, weights=None, categories=None, confidence=0.95):
     categories : sequence, optional
         All possible labels, in order.
     confidence : float
+    interval_method : {"t", "z"}
+        ``"t"`` (default, irrCAC) or ``"z"``, as :func:`fleiss_kappa`.
+    layout : {"items x raters", "raters x items"}
+        ``"raters x items"``: ``ratings`` is given transposed, one row per rater.
 
     Returns
     -------
@@ -596,8 +664,8 @@ def gwet_ac(ratings, *, weights=None, categories=None, confidence=0.95):
     >>> [round(v, 5) for v in res.confidence_interval]
     [0.46081, 1.0]
     """
-    level = _check_arguments(weights, confidence)
-    counts, enc = _counts("ratings", ratings, categories)
+    level = _check_arguments(weights, confidence, interval_method)
+    counts, enc = _counts("ratings", ratings, categories, layout)
     w = _weight_matrix(weights, enc.values)
     q = len(enc.categories)
     factor = w.sum() / (q * (q - 1)) if q > 1 else 0.0
@@ -606,5 +674,6 @@ def gwet_ac(ratings, *, weights=None, categories=None, confidence=0.95):
     def chance(pi):
         return float(factor * (pi * (1.0 - pi)).sum()), factor * (counts @ (1.0 - pi)) / r
 
-    *out, pa, pe = _gwet_inference(counts, w, chance, level)
-    return AgreementCoefficientResult(*out, pa, pe, counts.shape[0], enc.categories)
+    *out, pa, pe = _gwet_inference(counts, w, chance, level, interval_method)
+    n = counts.shape[0]
+    return AgreementCoefficientResult(*out, pa, pe, n, enc.categories, interval_method)

@@ -16,6 +16,7 @@ import numpy as np
 from numba import njit
 
 from ._options import as_float_array, check_count, check_indices, check_seed
+from .distributed import cluster_executor, split
 
 
 class PairedBootstrapResult(NamedTuple):
@@ -97,7 +98,7 @@ def _count_wins(sums, measures, systems, pairs):
     return wins
 
 
-def bootstrap_wins(X, indices, pairs):
+def bootstrap_wins(X, indices, pairs, progress=None):
     """Win counts of every system pair on every resample, for every measure.
 
     For measure m and resample b the score of system s is
@@ -116,6 +117,10 @@ def bootstrap_wins(X, indices, pairs):
     indices : ndarray of int64, shape (B, D)
         Resampled input indices in [0, G) (usually D = G draws per resample).
     pairs : ndarray of int64, shape (P, 2)
+    progress : callable, optional
+        ``progress(iterable, desc=..., total=...)`` wrapping blocks of resamples counted one
+        after the other (e.g. :func:`hanna_stats.progress.progress`); the counts add up to
+        those of one block.
 
     Returns
     -------
@@ -124,8 +129,23 @@ def bootstrap_wins(X, indices, pairs):
     measures, inputs, systems = X.shape
     # (G, M S): one resample's sums of all measures and systems are one vectorised row update.
     XT = np.ascontiguousarray(X.transpose(1, 0, 2).reshape(inputs, measures * systems))
-    sums = _resample_sums(XT, multiplicities(indices, inputs))
-    return _count_wins(sums, measures, systems, pairs)
+    rows = len(indices)
+    step = max(rows if progress is None else -(-rows // 20), 1)
+    blocks = [(lo, min(lo + step, rows)) for lo in range(0, rows, step)]
+    if len(blocks) > 1:
+        blocks = progress(blocks, desc="bootstrap resamples", total=len(blocks))
+    wins = np.zeros((measures, len(pairs), 2), dtype=np.int64)
+    for lo, hi in blocks:
+        sums = _resample_sums(XT, multiplicities(indices[lo:hi], inputs))
+        wins += _count_wins(sums, measures, systems, pairs)
+    return wins
+
+
+def _wins_block(X, indices, pairs, rows):
+    """:func:`bootstrap_wins` of the resamples ``lo:hi`` (a task of :func:`paired_bootstrap`
+    on an executor)."""
+    lo, hi = rows
+    return bootstrap_wins(X, indices[lo:hi], pairs)
 
 
 def win_threshold(resamples, alpha):
@@ -146,7 +166,9 @@ def pair_labels(wins, threshold):
     return labels
 
 
-def paired_bootstrap(X, indices=None, *, resamples=1000, seed=0, alpha=0.05):
+def paired_bootstrap(
+    X, indices=None, *, resamples=1000, seed=0, alpha=0.05, progress=None, executor=None
+):
     """Paired bootstrap comparison of every pair of systems, for every measure.
 
     For each measure and each pair of systems (s1, s2), each of the B resamples of the inputs
@@ -171,6 +193,13 @@ def paired_bootstrap(X, indices=None, *, resamples=1000, seed=0, alpha=0.05):
     alpha : float
         In (0, 0.5): the confidence ``1 - alpha`` must exceed 1/2, or both systems of a pair
         could win "with confidence".
+    progress : callable, optional
+        Wraps blocks of resamples (see :func:`bootstrap_wins`); with ``executor``, the blocks
+        as they finish.
+    executor : distributed.Client, concurrent.futures.Executor or ClusterExecutor, optional
+        Count the wins in blocks of resamples on this executor, e.g. a Dask cluster (see
+        :mod:`hanna_stats.kernels.distributed`), from the draws made here once; the counts of
+        the blocks add up to the same integers. None (the default): in this process.
 
     Returns
     -------
@@ -210,7 +239,15 @@ def paired_bootstrap(X, indices=None, *, resamples=1000, seed=0, alpha=0.05):
         # With 1 - alpha > 1/2 the threshold exceeds B / 2, so at most one system reaches it.
         raise ValueError(f"alpha must lie in (0, 0.5) so that a winner is unique; got {alpha!r}")
     pairs = system_pairs(X.shape[2])
-    wins = bootstrap_wins(X, indices, pairs)
+    if executor is None:
+        wins = bootstrap_wins(X, indices, pairs, progress=progress)
+    else:
+        cluster = cluster_executor(executor)
+        blocks = split(len(indices), cluster.blocks)
+        parts = cluster.map(
+            _wins_block, (X, indices, pairs), blocks, progress=progress, desc="bootstrap blocks"
+        )
+        wins = np.sum(parts, axis=0, dtype=np.int64)
     threshold = win_threshold(indices.shape[0], alpha)
     return PairedBootstrapResult(pairs, wins, pair_labels(wins, threshold), threshold)
 

@@ -21,20 +21,21 @@ import warnings
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import get_num_threads, njit, prange
+
+from hanna_stats.vocabulary import WORDS
 
 from ._options import (
-    ALTERNATIVES,
     KENDALL,
-    LEVELS,
-    RESAMPLE,
     TAU_B,
     check_count,
     check_option,
     check_seed,
+    memory_budget,
     validated,
 )
 from ._prepared import _prepare_rows, _with_criterion
+from .distributed import cluster_executor, split
 from .grouped import at_level, level_correlation
 
 #: Relative tolerance of the permutation p-value's comparisons (as scipy.stats.permutation_test):
@@ -92,7 +93,7 @@ def permutation_swaps(n_inputs, n_systems, *, permutations=1000, seed=0, unit="b
     True
     """
     permutations = check_count("permutations", permutations)
-    unit = RESAMPLE[check_option("unit", unit, RESAMPLE)]
+    unit = WORDS["resample"][check_option("unit", unit, WORDS["resample"])]
     shape = {
         "both": (permutations, n_inputs, n_systems),
         "systems": (permutations, 1, n_systems),
@@ -231,79 +232,134 @@ def _kendall_coefficients(Z, C, pairs, base, coef):
     ``v``): ``Y`` packs a's permuted ``C - D`` and tied-pair count. With ``f(u, v) = f00 +
     (f10 - f00) u + (f01 - f00) v + (f11 - f10 - f01 + f00) u v``: feature 0 is the constant,
     ``1 + s`` the coefficient of ``w_s``, ``1 + S + q`` that of ``w_s w_t`` for the ``q``-th
-    pair ``s < t`` in row-major order. ``coef`` is int32 (the caller checks the bound)."""
+    pair ``s < t`` in row-major order. ``coef`` is int32 or int64 (:func:`_packing`)."""
     K = pairs.shape[0]
     G, S = C.shape
-    for k in prange(K):
-        a = pairs[k, 0]
-        b = pairs[k, 1]
-        lin = np.empty(S, dtype=np.int64)
-        for g in range(G):
-            const = np.int64(0)
-            lin[:] = 0
-            q = 1 + S
-            for s in range(S):
-                for t in range(s + 1, S):
-                    quad = np.int64(0)
-                    if not (np.isnan(C[g, s]) or np.isnan(C[g, t])):
-                        c = np.int64(C[g, t] > C[g, s]) - np.int64(C[g, t] < C[g, s])
+    for g in prange(G):  # one input's slab coef[g] per thread, written row by row
+        const = np.zeros(K, dtype=np.int64)
+        lin = np.zeros((S, K), dtype=np.int64)
+        q = 1 + S
+        for s in range(S):
+            for t in range(s + 1, S):
+                if np.isnan(C[g, s]) or np.isnan(C[g, t]):
+                    for k in range(K):
+                        coef[g, q, k] = 0
+                else:
+                    c = np.int64(C[g, t] > C[g, s]) - np.int64(C[g, t] < C[g, s])
+                    for k in range(K):
+                        a = pairs[k, 0]
+                        b = pairs[k, 1]
                         # (w_s, w_t) = (0, 0), (1, 0), (0, 1), (1, 1)
                         f00 = _packed(Z[a, g, s], Z[a, g, t], c, base)
                         f10 = _packed(Z[b, g, s], Z[a, g, t], c, base)
                         f01 = _packed(Z[a, g, s], Z[b, g, t], c, base)
                         f11 = _packed(Z[b, g, s], Z[b, g, t], c, base)
-                        const += f00
-                        lin[s] += f10 - f00
-                        lin[t] += f01 - f00
-                        quad = f11 - f10 - f01 + f00
-                    coef[g, q, k] = quad
-                    q += 1
-            coef[g, 0, k] = const
-            for s in range(S):
-                coef[g, 1 + s, k] = lin[s]
+                        const[k] += f00
+                        lin[s, k] += f10 - f00
+                        lin[t, k] += f01 - f00
+                        coef[g, q, k] = f11 - f10 - f01 + f00
+                q += 1
+        for k in range(K):
+            coef[g, 0, k] = const[k]
+        for s in range(S):
+            for k in range(K):
+                coef[g, 1 + s, k] = lin[s, k]
+
+
+@njit(cache=True, inline="always")
+def _packed_tau(y, n_pairs, shift, n0, root_n2, root, tau_b):
+    """The tau of one packed value ``y = (C - D) + 2**shift * ties`` of an input whose
+    criterion has ``n0`` valid pairs (``root_n2 = sqrt(n0 - n2)``), formed as :func:`_tau`
+    forms it (``root[v] = sqrt(v)``, correctly rounded as ``math.sqrt``): the same IEEE
+    operations in the same order, so the same bits; NaN when ``x`` ties every pair."""
+    v = np.int64(y) + n_pairs  # (C - D) + n_pairs in the low bits, ties above
+    ties = v >> shift
+    if ties >= n0:
+        return np.nan
+    s = (v & ((np.int64(1) << shift) - 1)) - n_pairs
+    value = s / root[n0 - ties] / root_n2 if tau_b else s / n0
+    return min(1.0, max(-1.0, value))
 
 
 @njit(cache=True, parallel=True)
-def _kendall_null_sums(coef, table, rows, W, iu, ju, sums, counts):
+def _kendall_null_sums(coef, n0, root_n2, root, shift, tau_b, W, iu, ju, block, sums, counts):
     """Per row ``r`` of the output (``r < P1``: measure a under swaps ``W[:, r]``; ``r >= P1``:
     measure b, i.e. a's polynomial at the complementary swaps) and pair ``k``: the sum over the
-    inputs, in order, of the defined taus ``table[rows[g], Y + n_pairs]``, ``Y`` the packed
-    count ``sum_f coef[g, f, k] x_f`` over the features ``x = [1, w_s, w_s w_t]`` that are 1;
-    inputs with ``rows[g] < 0`` (criterion undefined) are skipped."""
+    inputs, in order, of the defined taus (:func:`_packed_tau`) of the packed counts ``Y =
+    sum_f coef[g, f, k] x_f`` over the features ``x = [1, w_s, w_s w_t]`` that are 1; inputs
+    with ``n0[g] == 0`` (criterion undefined) are skipped.
+
+    The rows are taken ``block`` at a time (one thread each), each input's coefficients once
+    for all rows of the block (they stay in cache); every ``sums[r, k]`` still adds its inputs
+    in input order, so neither ``block`` nor the thread count changes a bit."""
     G, _, K = coef.shape
     P1, S = W.shape[1], W.shape[2]
     n_pairs = iu.size
-    for r in prange(2 * P1):
-        flip = r >= P1
-        p = np.int64(r) - P1 if flip else np.int64(r)
+    rows = 2 * P1
+    for chunk in prange(-(-rows // block)):
         y = np.empty(K, dtype=coef.dtype)
+        on = np.empty(S, dtype=np.int64)  # the systems whose bit is 1
         for g in range(G):
-            if rows[g] < 0:
+            if n0[g] == 0:
                 continue
-            y[:] = coef[g, 0]
-            for s in range(S):
-                if (W[g, p, s] != 0) != flip:
-                    y += coef[g, 1 + s]
-            for q in range(n_pairs):
-                if (W[g, p, iu[q]] != 0) != flip and (W[g, p, ju[q]] != 0) != flip:
-                    y += coef[g, 1 + S + q]
-            for k in range(K):
-                value = table[rows[g], y[k] + n_pairs]
-                if not np.isnan(value):
-                    sums[r, k] += value
-                    counts[r, k] += 1
+            for r in range(chunk * block, min(rows, (chunk + 1) * block)):
+                flip = r >= P1
+                p = np.int64(r) - P1 if flip else np.int64(r)
+                # Explicit loops, no array views: their reference counts would contend
+                # across threads.
+                # Integer sums: their order does not matter.
+                for k in range(K):
+                    y[k] = coef[g, 0, k]
+                n_on = 0
+                for s in range(S):
+                    if (W[g, p, s] != 0) != flip:
+                        on[n_on] = s
+                        n_on += 1
+                        for k in range(K):
+                            y[k] += coef[g, 1 + s, k]
+                for i in range(n_on):  # the features w_s w_t that are 1, without a branch
+                    s = on[i]
+                    row = 1 + S + s * (2 * S - s - 1) // 2 - s - 1  # + t: pair (s, t)
+                    for j in range(i + 1, n_on):
+                        f = row + on[j]
+                        for k in range(K):
+                            y[k] += coef[g, f, k]
+                for k in range(K):
+                    value = _packed_tau(y[k], n_pairs, shift, n0[g], root_n2[g], root, tau_b)
+                    if not np.isnan(value):
+                        sums[r, k] += value
+                        counts[r, k] += 1
+
+
+#: Rows (permutations x the two measures) of :func:`_kendall_null_sums` that share one pass over
+#: an input's coefficients.
+NULL_ROW_BLOCK = 16
+
+
+def _packing(S):
+    """``(shift, dtype)`` of the packed counts of ``S`` systems: ``Y = (C - D) + 2**shift *
+    ties`` with ``2**shift > 2 n_pairs`` (so ``C - D + n_pairs`` fits the low bits), in int32
+    while every partial sum of coefficients is below ``9 n_pairs 2**shift < 2**31`` (up to 128
+    systems), int64 beyond."""
+    n_pairs = S * (S - 1) // 2
+    shift = (2 * n_pairs).bit_length()
+    return shift, np.int32 if 9 * n_pairs * 2**shift < 2**31 else np.int64
 
 
 class _KendallItem(NamedTuple):
-    """Pairs prepared for :func:`_kendall_item_null`: ``coef`` (G, F, K) int32 from
-    :func:`_kendall_coefficients`; ``table`` (T, (n_pairs + 1) base): for each distinct
-    criterion tie structure (valid systems, tied pairs), the tau of each packed value ``Y`` at
-    index ``Y + n_pairs`` (NaN when undefined); ``rows`` (G,): each input's row of ``table``
-    (-1: the criterion is constant or too short there); ``iu``/``ju`` the system pairs."""
+    """Pairs prepared for :func:`_kendall_item_null`: ``coef`` (G, F, K) int32 or int64 from
+    :func:`_kendall_coefficients`, with ``Y = (C - D) + 2**shift * ties``; per input, ``n0``
+    (G,) the criterion's valid pairs (0: the criterion is constant or too short there) and
+    ``root_n2`` (G,) ``sqrt(n0 - n2)`` (``n2`` its tied pairs); ``root`` (n_pairs + 1,)
+    ``sqrt(v)``; ``tau_b`` the variant; ``iu``/``ju`` the system pairs. Memory: the
+    coefficients, and O(G + S^2) beside them."""
 
     coef: np.ndarray
-    table: np.ndarray
-    rows: np.ndarray
+    n0: np.ndarray
+    root_n2: np.ndarray
+    root: np.ndarray
+    shift: int
+    tau_b: bool
     iu: np.ndarray
     ju: np.ndarray
 
@@ -313,28 +369,21 @@ def _kendall_item_prepare(Z, C, pairs, variant_code):
     G, S = C.shape
     iu, ju = np.triu_indices(S, 1)
     n_pairs = iu.size
-    base = 2 * n_pairs + 1
-    coef = np.empty((G, 1 + S + n_pairs, pairs.shape[0]), dtype=np.int32)
-    _kendall_coefficients(Z, C, pairs, base, coef)
-    # tau of every (C - D, ties) as _tau forms it, at index (C - D) + n_pairs + base * ties.
-    s = np.arange(-n_pairs, n_pairs + 1, dtype=np.float64)
-    keys = {}
-    rows = np.full(G, -1, dtype=np.int64)
+    shift, dtype = _packing(S)
+    coef = np.empty((G, 1 + S + n_pairs, pairs.shape[0]), dtype=dtype)
+    _kendall_coefficients(Z, C, pairs, 2**shift, coef)
+    # _tau's operands: tau-b = (C - D) / sqrt(n0 - ties) / sqrt(n0 - n2), tau-a = (C - D) / n0.
+    n0 = np.zeros(G, dtype=np.int64)
+    root_n2 = np.ones(G)
     for g in range(G):
         c = C[g][~np.isnan(C[g])]
-        n0 = c.size * (c.size - 1) // 2
+        pairs_g = c.size * (c.size - 1) // 2
         n2 = int(sum(t * (t - 1) // 2 for t in np.unique(c, return_counts=True)[1]))
-        if n0 > 0 and n2 < n0:  # else the criterion is undefined there for every measure
-            rows[g] = keys.setdefault((n0, n2), len(keys))
-    table = np.full((len(keys), n_pairs + 1, base), np.nan)
-    for (n0, n2), row in keys.items():
-        for ties in range(n0):  # ties == n0: x constant, undefined
-            if variant_code == TAU_B:
-                value = s / math.sqrt(n0 - ties) / math.sqrt(n0 - n2)
-            else:
-                value = s / n0
-            table[row, ties] = np.clip(value, -1.0, 1.0)
-    return _KendallItem(coef, table.reshape(len(keys), -1 if keys else 0), rows, iu, ju)
+        if pairs_g > 0 and n2 < pairs_g:  # else the criterion is undefined for every measure
+            n0[g] = pairs_g
+            root_n2[g] = math.sqrt(pairs_g - n2)
+    root = np.array([math.sqrt(v) for v in range(n_pairs + 1)])
+    return _KendallItem(coef, n0, root_n2, root, shift, variant_code == TAU_B, iu, ju)
 
 
 def _kendall_item_null(prepared, swaps, columns):
@@ -343,16 +392,18 @@ def _kendall_item_null(prepared, swaps, columns):
     For input ``g`` and pair (a, b), the permuted a's ``C - D`` and its tied pairs are sums over
     the system pairs ``s < t`` of terms that depend on the two swap bits ``(w_s, w_t)`` only,
     so both are quadratic polynomials in the bits (:func:`_kendall_coefficients`), packed into
-    one integer ``Y = (C - D) + base * ties`` (``base = 2 n_pairs + 1 > 2 |C - D|``). A
-    permutation's ``Y`` for all pairs is then the sum of the coefficient rows of its features
-    ``[1, w_s, w_s w_t]`` that are 1 (contiguous int32 vector adds over the pairs); b's values
-    are the same polynomial at ``1 - w`` (b's permuted scores are a's with the complementary
-    swaps). The tau of each ``Y`` is looked up in a table formed as :func:`_tau` forms it, so
-    the values equal the slow path's to the last bit. Cost: about ``G (2 P) (1 + S / 2 +
-    n_pairs / 4) K`` integer adds instead of ``G (2 P) K`` full tau computations. ``columns``
+    one integer ``Y = (C - D) + base * ties`` (``base = 2**shift > 2 n_pairs``, see
+    :func:`_packing`). A permutation's ``Y`` for all pairs is then the sum of the coefficient
+    rows of its features ``[1, w_s, w_s w_t]`` that are 1 (contiguous int32 vector adds over
+    the pairs); b's values are the same polynomial at ``1 - w`` (b's permuted scores are a's
+    with the complementary swaps). The tau of each ``Y`` is decoded and formed as :func:`_tau`
+    forms it (:func:`_packed_tau`: the same floating-point operations on the same operands),
+    so the values equal the slow path's to the last bit, with O(G + S^2) memory beside the
+    coefficients. Cost: about ``G (2 P) (1 + S / 2 + n_pairs / 4) K`` integer adds instead of
+    ``G (2 P) K`` full tau computations: per input, permutation and pair, O(S^2). ``columns``
     selects pairs of ``prepared``.
     """
-    coef, table, rows, iu, ju = prepared
+    coef, n0, root_n2, root, shift, tau_b, iu, ju = prepared
     if columns.size < coef.shape[2]:
         coef = np.ascontiguousarray(coef[:, :, columns])
     K = coef.shape[2]
@@ -361,7 +412,8 @@ def _kendall_item_null(prepared, swaps, columns):
     P1 = W.shape[1]
     sums = np.zeros((2 * P1, K))
     counts = np.zeros((2 * P1, K), dtype=np.int64)
-    _kendall_null_sums(coef, table, rows, W, iu, ju, sums, counts)
+    block = max(1, min(NULL_ROW_BLOCK, -(-2 * P1 // get_num_threads())))
+    _kendall_null_sums(coef, n0, root_n2, root, shift, tau_b, W, iu, ju, block, sums, counts)
     with np.errstate(invalid="ignore", divide="ignore"):
         out = sums[:P1] / counts[:P1] - sums[P1:] / counts[P1:]
     out[(counts[:P1] == 0) | (counts[P1:] == 0)] = np.nan
@@ -406,30 +458,44 @@ def permutation_null(X, criterion, pairs, swaps, *, level="system", method="kend
     return np.concatenate(parts) if parts else np.empty((0, swaps.shape[0] + 1))
 
 
-#: Largest int32 coefficient array (bytes) the item-level Kendall fast path prepares at once
-#: (``4 G (1 + S + S (S - 1) / 2)`` bytes a pair): more pairs are taken in blocks, one after
-#: the other (HANNA's 2,556 pairs: one block of 55 MB).
-FAST_BLOCK_BYTES = 2**28
+#: Largest coefficient array (bytes) the item-level Kendall fast path prepares at once
+#: (``4 G (1 + S + S (S - 1) / 2)`` bytes a pair in int32, twice that in int64 beyond 128
+#: systems): more pairs are taken in blocks, one after the other. None (the default): a
+#: quarter of :func:`~hanna_stats.kernels._options.memory_budget` (256 MiB of the default
+#: 1 GiB; HANNA's 2,556 pairs: one block of 55 MB), leaving room for a block's copy under early
+#: stopping and for the swaps. Where one pair's coefficients take more than half the memory
+#: budget (thousands of inputs of hundreds of systems), the pairs take the slow path.
+FAST_BLOCK_BYTES = None
+
+
+def _block_bytes():
+    """Bytes of one block of the fast path's coefficients (see ``FAST_BLOCK_BYTES``)."""
+    return FAST_BLOCK_BYTES if FAST_BLOCK_BYTES is not None else memory_budget() // 4
+
+
+def _pair_bytes(shape):
+    """Bytes of one pair's coefficients on the fast path (:func:`_packing`)."""
+    _, G, S = shape
+    return np.dtype(_packing(S)[1]).itemsize * G * (1 + S * (S + 1) // 2)
 
 
 def _fast_path(shape, level, method, variant):
-    """Whether :func:`_null_function` takes the item-level Kendall fast path."""
-    n_pairs = shape[2] * (shape[2] - 1) // 2
+    """Whether :func:`_null_function` takes the item-level Kendall fast path: tau-a or tau-b,
+    with one pair's coefficients within half the memory budget."""
     return (
         level == "item"
         and method == "kendall"
         and variant != "c"
-        and 9 * n_pairs * (2 * n_pairs + 1) < 2**31  # int32 bound of the packed sums
+        and _pair_bytes(shape) <= memory_budget() // 2
     )
 
 
 def _pair_blocks(shape, K, level, method, variant):
     """Index blocks of the K pairs: one block, or for the fast path blocks whose coefficients
-    take at most ``FAST_BLOCK_BYTES``."""
+    take at most ``FAST_BLOCK_BYTES`` (one pair at least)."""
     size = max(K, 1)
     if _fast_path(shape, level, method, variant):
-        _, G, S = shape
-        size = max(1, FAST_BLOCK_BYTES // (4 * G * (1 + S * (S + 1) // 2)))
+        size = max(1, _block_bytes() // _pair_bytes(shape))
     return [np.arange(i, min(i + size, K)) for i in range(0, K, size)]
 
 
@@ -525,7 +591,7 @@ def permutation_pvalues(null, alternative="two-sided"):
     count them. Differences that truly differ by less than ``RTOL |d|`` (about 2e-14
     relative) count too, a negligible bias toward larger p-values.
     """
-    check_option("alternative", alternative, ALTERNATIVES)
+    check_option("alternative", alternative)
     hits, n_valid = _hits(null, alternative)
     return _ratio(hits, n_valid, null[:, 0]), n_valid
 
@@ -563,6 +629,7 @@ def permutation_test_pairs(
     unit="both",
     stop_alpha=None,
     progress=None,
+    executor=None,
 ):
     """Permutation tests of ``r(a, criterion) - r(b, criterion)`` for all pairs of measures.
 
@@ -638,8 +705,14 @@ def permutation_test_pairs(
     progress : callable, optional
         ``progress(iterable, desc=..., total=...)`` wrapping the chunks of permutations (about
         20, times the blocks of pairs of the item-level Kendall path, see ``FAST_BLOCK_BYTES``)
-        that are computed one after the other, e.g. :func:`hanna_stats._progress.progress`
-        for a bar on a terminal. The chunks change neither the work nor the result.
+        that are computed one after the other, e.g. :func:`hanna_stats.progress.progress`
+        for a bar on a terminal. The chunks change neither the work nor the result. With
+        ``executor``, it wraps the blocks of pairs as they finish.
+    executor : distributed.Client, concurrent.futures.Executor or ClusterExecutor, optional
+        Run the pairs in blocks on this executor, e.g. a Dask cluster (see
+        :mod:`hanna_stats.kernels.distributed`): the swaps are drawn here, once, and each
+        block's pairs are tested on them as in-process, so the result is the same bit for bit.
+        None (the default): in this process.
 
     Returns
     -------
@@ -666,8 +739,8 @@ def permutation_test_pairs(
     >>> int(res.n_drawn[0, 1])  # no exceedance: 0.999 upper bound 1 - 0.0005 ** (1 / n) < 0.05
     150
     """
-    check_option("level", level, LEVELS)
-    check_option("alternative", alternative, ALTERNATIVES)
+    check_option("level", level)
+    check_option("alternative", alternative)
     X = validated({"X": X}, 3, 0, method=method, variant=variant)[0]
     C = validated({"criterion": criterion}, 2, 0)[0]
     if C.shape != X.shape[1:]:
@@ -683,7 +756,7 @@ def permutation_test_pairs(
             X.shape[1], X.shape[2], permutations=permutations, seed=seed, unit=unit
         )
     else:
-        check_option("unit", unit, RESAMPLE)
+        check_option("unit", unit, WORDS["resample"])
     swaps = np.ascontiguousarray(swaps, dtype=np.uint8)
     if swaps.ndim != 3 or swaps.shape[1:] != X.shape[1:] or swaps.shape[0] == 0:
         raise ValueError(
@@ -694,6 +767,32 @@ def permutation_test_pairs(
     pairs = np.stack(iu, axis=1)
     K = pairs.shape[0]
     jobs, missing = _missing_jobs(X, C, pairs)
+    options = (level, method, variant, alternative, stop_alpha)
+    cluster = cluster_executor(executor)
+    if cluster is None:
+        observed, hits, valid, drawn = _pair_counts(jobs, K, swaps, *options, progress=progress)
+    else:
+        observed, hits, valid, drawn = _cluster_counts(cluster, jobs, K, swaps, options, progress)
+    r = level_correlation(X, C[None], level=level, method=method, variant=variant).statistic[:, 0]
+    delta = r[:, None] - r[None, :]
+    pvalue = np.full((M, M), np.nan)
+    pvalue[iu] = _ratio(hits[0], valid, observed)
+    pvalue[iu[1], iu[0]] = _ratio(hits[1], valid, observed)
+    counts = []
+    for values in (valid, drawn, *missing):
+        out = np.zeros((M, M), dtype=np.int64)
+        out[iu] = values
+        out[iu[1], iu[0]] = values
+        counts.append(out)
+    return PermutationTestResult(r, delta, pvalue, *counts)
+
+
+def _pair_counts(jobs, K, swaps, level, method, variant, alternative, stop_alpha, progress=None):
+    """The tests' counts over the pairs of ``jobs`` (:func:`_missing_jobs`), whose ``index``
+    arrays number them in ``range(K)``: ``(observed, hits, valid, drawn)``, the observed
+    difference (K,), the permutations reaching it in each direction (2, K), those defined (K,)
+    and those drawn (K,). Each pair's counts depend on its own data and ``swaps`` alone, not on
+    the other pairs of its job or block (what lets :func:`_cluster_counts` split them)."""
     step = max(1, -(-swaps.shape[0] // 20))
     steps = [
         (job, block, k)
@@ -727,18 +826,47 @@ def permutation_test_pairs(
                 hits[1, active], valid[active], stop_alpha
             )
             columns = columns[~done]
-    r = level_correlation(X, C[None], level=level, method=method, variant=variant).statistic[:, 0]
-    delta = r[:, None] - r[None, :]
-    pvalue = np.full((M, M), np.nan)
-    pvalue[iu] = _ratio(hits[0], valid, observed)
-    pvalue[iu[1], iu[0]] = _ratio(hits[1], valid, observed)
-    counts = []
-    for values in (valid, drawn, *missing):
-        out = np.zeros((M, M), dtype=np.int64)
-        out[iu] = values
-        out[iu[1], iu[0]] = values
-        counts.append(out)
-    return PermutationTestResult(r, delta, pvalue, *counts)
+    return observed, hits, valid, drawn
+
+
+def _cluster_counts(cluster, jobs, K, swaps, options, progress):
+    """:func:`_pair_counts` on a :class:`~hanna_stats.kernels.distributed.ClusterExecutor`:
+    the pairs, job after job, cut into blocks of about equal numbers of pairs, each block a
+    task (:func:`_pair_counts_block`) on the jobs and swaps shared once; the same counts."""
+    flat = [(job, p) for job, (_, _, pairs_j, _) in enumerate(jobs) for p in range(len(pairs_j))]
+    specs = []
+    for lo, hi in split(len(flat), cluster.blocks):
+        spec = {}
+        for job, p in flat[lo:hi]:
+            spec.setdefault(job, []).append(p)
+        specs.append([(job, np.array(ps, dtype=np.int64)) for job, ps in spec.items()])
+    shared = ([(Xj, Cj, pairs_j) for Xj, Cj, pairs_j, _ in jobs], swaps, options)
+    parts = cluster.map(
+        _pair_counts_block, shared, specs, progress=progress, desc="permutation blocks"
+    )
+    observed = np.full(K, np.nan)
+    hits = np.zeros((2, K), dtype=np.int64)
+    valid = np.zeros(K, dtype=np.int64)
+    drawn = np.zeros(K, dtype=np.int64)
+    for spec, (o, h, v, d) in zip(specs, parts, strict=True):
+        active = np.concatenate([jobs[job][3][positions] for job, positions in spec])
+        observed[active], hits[:, active], valid[active], drawn[active] = o, h, v, d
+    return observed, hits, valid, drawn
+
+
+def _pair_counts_block(jobs, swaps, options, spec):
+    """One task of :func:`_cluster_counts`: :func:`_pair_counts` of the pairs ``spec`` names
+    (``(job, positions)`` in ``jobs``' pairs), each job cut down to the measures of its pairs
+    (a measure's z-scores and swapped sums do not depend on the others), in ``spec``'s order."""
+    work = []
+    start = 0
+    for job, positions in spec:
+        Xj, Cj, pairs_j = jobs[job]
+        used, local = np.unique(pairs_j[positions], return_inverse=True)
+        n = positions.size
+        work.append((Xj[used], Cj, local.reshape(n, 2), np.arange(start, start + n)))
+        start += n
+    return _pair_counts(work, start, swaps, *options)
 
 
 def _missing_jobs(X, C, pairs):

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._options import TIE_RULES, as_float_array, check_option
+from ._options import as_float_array, check_option
 from .ranks import tie_ranks
 
-__all__ = ["TIE_RULES", "borda_count", "tie_ranks"]
+__all__ = ["borda_count", "tie_ranks"]
 
 
 def _column_ranks(scores, rule):
-    """0-based ranks (n, c) of each column of ``scores`` (no NaN) with ``TIE_RULES[rule]``."""
+    """0-based ranks (n, c) of each column of ``scores`` (no NaN) with ``WORDS["ties"][rule]``."""
     n, c = scores.shape
     order = np.argsort(scores, axis=0, kind="stable")
     ordered = np.take_along_axis(scores, order, axis=0)
@@ -77,7 +77,7 @@ def borda_count(scores, *, ties="average"):
     >>> borda_count([[0.9, 3.0], [0.5, 3.0], [0.1, 1.0]], ties="min")
     array([3., 2., 0.])
     """
-    rule = check_option("ties", ties, TIE_RULES)
+    rule = check_option("ties", ties)
     scores = as_float_array("scores", scores, 2)
     if np.isnan(scores).any():
         raise ValueError("scores must not contain NaN")

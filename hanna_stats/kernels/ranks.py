@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ._options import TIE_RULES, as_float_array, check_option
+from ._options import as_float_array, check_option
 
 #: _merge_sort first sorts runs of this many elements by insertion, in place.
 INSERTION_RUN = 16
@@ -95,7 +95,7 @@ def _sort_order(x):
 
 @njit(cache=True)
 def _tie_ranks(x, rule):
-    """0-based ranks of ``x`` (1-D float64, no NaN) with tie rule ``TIE_RULES[rule]``."""
+    """0-based ranks of ``x`` (1-D float64, no NaN) with tie rule ``WORDS["ties"][rule]``."""
     values, order = _sort_order(x)
     n = x.size
     ranks = np.empty(n)
@@ -161,7 +161,7 @@ def tie_ranks(x, *, ties="average"):
     >>> tie_ranks([0.3, 0.1, 0.3, 0.2])
     array([2.5, 0. , 2.5, 1. ])
     """
-    rule = check_option("ties", ties, TIE_RULES)
+    rule = check_option("ties", ties)
     return _tie_ranks(_ranking_input(x), rule)
 
 

@@ -8,6 +8,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ._options import as_float_array, check_count, check_seed, validated
+from .distributed import cluster_executor, split
 
 
 class SoftPairwiseAccuracyResult(NamedTuple):
@@ -113,7 +114,7 @@ def pairwise_pvalues(X, *, permutations=1000, seed=0, signs=None):
     return P
 
 
-def soft_pairwise_accuracy(H, M, *, permutations=1000, seed=0, signs=None):
+def soft_pairwise_accuracy(H, M, *, permutations=1000, seed=0, signs=None, executor=None):
     """Soft pairwise accuracy (SPA) of metrics against human scores, for every pair at once.
 
     With the one-sided p-values ``p_h(i, j)`` and ``p_m(i, j)`` of "system i beats system j"
@@ -143,6 +144,11 @@ def soft_pairwise_accuracy(H, M, *, permutations=1000, seed=0, signs=None):
         Metric scores (NaN = missing).
     permutations, seed, signs
         As :func:`pairwise_pvalues`.
+    executor : distributed.Client, concurrent.futures.Executor or ClusterExecutor, optional
+        Compute blocks of the metrics on this executor, e.g. a Dask cluster (see
+        :mod:`hanna_stats.kernels.distributed`), with the signs drawn here once; a metric's
+        results do not depend on the others, so they are the same bit for bit. None (the
+        default): in this process.
 
     Returns
     -------
@@ -167,6 +173,13 @@ def soft_pairwise_accuracy(H, M, *, permutations=1000, seed=0, signs=None):
             f"H and M must have at least 2 systems (last axis) to compare; got {n_systems}"
         )
     signs = _signs(n_inputs, permutations, seed, signs)
+    if executor is not None:
+        cluster = cluster_executor(executor)
+        parts = cluster.map(
+            _spa_block, (Hc, Mc, signs), split(Mc.shape[0], cluster.blocks), desc="metric blocks"
+        )
+        fields = zip(*parts, strict=True)  # each (Mh, Mm, ...): the metrics on axis 1
+        return SoftPairwiseAccuracyResult(*(np.concatenate(f, axis=1) for f in fields))
     shape = (Hc.shape[0], Mc.shape[0])
     statistic = np.full(shape, np.nan)
     counts = np.zeros((3, *shape), dtype=np.int64)  # n_systems, n_pairs, n_missing
@@ -192,3 +205,9 @@ def soft_pairwise_accuracy(H, M, *, permutations=1000, seed=0, signs=None):
                 statistic[a, b] = 1.0 - np.abs(p_h[kept] - p_m[kept]).mean()
             P_h[a, b, i, j], P_m[a, b, i, j] = p_h, p_m
     return SoftPairwiseAccuracyResult(statistic, *counts, P_h, P_m)
+
+
+def _spa_block(Hc, Mc, signs, rows):
+    """:func:`soft_pairwise_accuracy` of the metrics ``lo:hi`` (a task on an executor)."""
+    lo, hi = rows
+    return soft_pairwise_accuracy(Hc, Mc[lo:hi], signs=signs)

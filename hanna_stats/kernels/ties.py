@@ -6,6 +6,10 @@ accuracy with ties (``acc_eq``) then penalises a metric for never predicting a t
 calibration lets the metric predict a tie when its two scores differ by at most ``epsilon``
 (up to the rounding tolerance :data:`TIE_RTOL`), and chooses the ``epsilon`` that maximises the
 statistic against the human scores.
+
+Shapes: both functions take cubes (measures, inputs G, systems S), human scores ``H`` (Mh, G, S)
+and metric scores ``M`` (Mm, G, S), as the other MT kernels (``level_correlation``,
+``soft_pairwise_accuracy``), and both report ``statistic`` and ``epsilon`` of shape (Mh, Mm).
 """
 
 from __future__ import annotations
@@ -15,7 +19,10 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
+from hanna_stats.vocabulary import check
+
 from ._options import check_count, check_option, check_seed
+from .distributed import cluster_executor, split
 from .grouped import at_level, grouped_cubes
 from .permutation import permutation_swaps, standardize
 
@@ -28,6 +35,9 @@ SWAP_UNITS = ("pairs", "scores")
 #: Largest number of swap indicators (permutations x groups x pairs) drawn at once: 256 MiB as
 #: uint8, and 2 GiB as the float64 signs (+-1) of the permutation sums.
 MAX_SWAPS = 2**28
+#: Metric pairs of the pair-swap test computed at once (columns of its weight matrix); on an
+#: executor, each task takes whole blocks, so that its matrix products are the in-process ones.
+PAIR_BLOCK = 256
 #: Values of the calibration curve within this absolute distance count as equal maxima (the
 #: smallest epsilon among them is chosen): sums of ``1 / n_pairs`` terms differ in the last bits
 #: by the order of addition.
@@ -42,7 +52,8 @@ TIE_RTOL = 1e-11
 
 
 class TieCalibrationResult(NamedTuple):
-    """Result of :func:`tie_calibration`; arrays of shape (measures of H, measures of M).
+    """Result of :func:`tie_calibration`; arrays of shape (measures of H, measures of M), as
+    ``statistic`` and ``epsilon`` of :func:`calibrated_permutation_test`.
 
     ``statistic``: the (mean over groups of the) statistic at ``epsilon``; ``epsilon``: the
     metric's tie threshold (chosen or given); ``n_groups`` / ``n_skipped`` (int64): groups that
@@ -57,11 +68,14 @@ class TieCalibrationResult(NamedTuple):
 
 
 class CalibratedPermutationResult(NamedTuple):
-    """Result of :func:`calibrated_permutation_test`.
+    """Result of :func:`calibrated_permutation_test` of human measures H (Mh, G, S) and metrics
+    M (Mm, G, S).
 
-    ``statistic`` (M,): each metric's calibrated statistic against the human vector;
-    ``epsilon`` (M,): its tie threshold; ``delta`` (M, M): ``statistic[a] - statistic[b]``;
-    ``pvalue`` (M, M): p-value of H1 "``a`` agrees better than ``b``" (diagonal NaN).
+    ``statistic`` (Mh, Mm): each metric's calibrated statistic against each human measure, and
+    ``epsilon`` (Mh, Mm) its tie threshold, as :func:`tie_calibration` of ``H`` and ``M`` gives
+    them; ``delta`` (Mh, Mm, Mm): ``statistic[h, a] - statistic[h, b]``; ``pvalue``
+    (Mh, Mm, Mm): p-value of H1 "``a`` agrees better than ``b`` with human measure ``h``"
+    (diagonals NaN). :meth:`for_human` takes one human measure's slice.
     """
 
     statistic: np.ndarray
@@ -69,11 +83,17 @@ class CalibratedPermutationResult(NamedTuple):
     delta: np.ndarray
     pvalue: np.ndarray
 
+    def for_human(self, index=0):
+        """The result against human measure ``index`` alone: ``statistic`` and ``epsilon``
+        (Mm,), ``delta`` and ``pvalue`` (Mm, Mm)."""
+        return CalibratedPermutationResult(*(field[index] for field in self))
+
 
 @njit(cache=True)
 def _metric_pairs(M):
     """``|m_i - m_j|`` over the pairs ``i < j`` of each group of a (G, S) matrix, group after
-    group (NaN where a value is missing), and the order that sorts them (NaN last)."""
+    group (NaN where a value is missing), the order that sorts them (NaN last), stably
+    (:func:`_stable_order`), and the sorted differences ``diff[order]``."""
     groups, n = M.shape
     diff = np.empty(groups * (n * (n - 1) // 2))
     k = 0
@@ -82,7 +102,54 @@ def _metric_pairs(M):
             for j in range(i + 1, n):
                 diff[k] = abs(M[g, j] - M[g, i])
                 k += 1
-    return diff, np.argsort(diff, kind="mergesort")
+    order = _stable_order(diff)
+    return diff, order, diff[order]
+
+
+#: Bits of a digit of :func:`_stable_order`'s radix sort (2,048 counters: in L1 cache).
+RADIX_BITS = 11
+
+
+@njit(cache=True)
+def _stable_order(values):
+    """``numpy.argsort(values, kind="stable")`` of float64 values that are ``>= 0`` or NaN (NaN
+    last), in O(n): an LSD radix sort of their bit patterns (a non-negative float64 orders as
+    its bits read as uint64; every NaN maps to the largest key), ``RADIX_BITS`` bits a pass,
+    skipping the digits all keys share. Stable, so the permutation is the mergesort's, equal
+    values in index order: the tie calibration's sweep adds its terms in the same order. The
+    mergesort's O(n log n) made the calibration grow faster than its pairs (about 3x slower
+    at 20,000 inputs x 20 systems)."""
+    n = values.size
+    bits = values.view(np.uint64)
+    keys = np.empty(n, dtype=np.uint64)
+    for k in range(n):
+        keys[k] = np.uint64(0xFFFFFFFFFFFFFFFF) if np.isnan(values[k]) else bits[k]
+    order = np.arange(n)
+    keys_out = np.empty_like(keys)
+    order_out = np.empty_like(order)
+    size = 1 << RADIX_BITS
+    mask = np.uint64(size - 1)
+    for shift in range(0, 64, RADIX_BITS):
+        s = np.uint64(shift)
+        count = np.zeros(size, dtype=np.int64)
+        for k in range(n):
+            count[np.int64((keys[k] >> s) & mask)] += 1
+        if count.max() == n:
+            continue  # one digit for all: the pass would not move anything
+        total = 0
+        for d in range(size):
+            c = count[d]
+            count[d] = total
+            total += c
+        for k in range(n):
+            d = np.int64((keys[k] >> s) & mask)
+            p = count[d]
+            keys_out[p] = keys[k]
+            order_out[p] = order[k]
+            count[d] = p + 1
+        keys, keys_out = keys_out, keys
+        order, order_out = order_out, order
+    return order
 
 
 def _tolerances(M):
@@ -93,11 +160,11 @@ def _tolerances(M):
 
 
 @njit(cache=True)
-def _cell(H, M, diff, order, epsilon, tol, omit):
+def _cell(H, M, diff, order, ascending, epsilon, tol, omit):
     """Calibrated ``acc_eq`` of one (human, metric) pair of (G, S) matrices: ``(accuracy,
-    epsilon, n_groups, n_skipped)``; ``epsilon < 0`` asks for the optimum. ``diff`` and
-    ``order`` are the metric's :func:`_metric_pairs`, ``tol`` its :func:`_tolerances`: the
-    metric ties a pair when ``diff <= epsilon + tol``.
+    epsilon, n_groups, n_skipped)``; ``epsilon < 0`` asks for the optimum. ``diff``,
+    ``order`` and ``ascending`` are the metric's :func:`_metric_pairs`, ``tol`` its
+    :func:`_tolerances`: the metric ties a pair when ``diff <= epsilon + tol``.
 
     Per pair, ``strict`` is 1 when it is correct with ``epsilon`` below its difference (both
     vectors order it the same way, or both tie it) and ``tie`` when correct with the metric
@@ -105,8 +172,10 @@ def _cell(H, M, diff, order, epsilon, tol, omit):
     """
     groups, n = H.shape
     per_group = n * (n - 1) // 2
-    strict = np.empty(diff.size, dtype=np.int8)
-    tie = np.empty(diff.size, dtype=np.int8)
+    # strict and tie of a pair side by side (one cache line for the sweep's random access).
+    outcome = np.empty((diff.size, 2), dtype=np.int8)
+    strict = outcome[:, 0]
+    tie = outcome[:, 1]
     counts = np.zeros(groups, dtype=np.int64)  # N_g, the pairs of group g
     weight = np.zeros(groups)  # 1 / N_g, 0 for a group without pairs
     k = 0
@@ -142,10 +211,10 @@ def _cell(H, M, diff, order, epsilon, tol, omit):
         best = -1.0
         epsilon = 0.0
         tied = 0  # the pairs order[:tied] are tied (NaN differences sort last, never tied)
-        for t in range(-1, k):
-            candidate = 0.0 if t < 0 else diff[order[t]]
+        for t in range(-1, k):  # ascending[t] is diff[order[t]], read in order
+            candidate = 0.0 if t < 0 else ascending[t]
             moved = t < 0
-            while tied < k and diff[order[tied]] <= candidate + tol:
+            while tied < k and ascending[tied] <= candidate + tol:
                 p = order[tied]
                 if strict[p] >= 0:
                     running += weight[p // per_group] * (tie[p] - strict[p])
@@ -174,9 +243,10 @@ def _calibrate(Hs, Ms, epsilons, tols, omit):
     n_groups = np.empty((measures_h, measures_m), dtype=np.int64)
     n_skipped = np.empty((measures_h, measures_m), dtype=np.int64)
     for j in prange(measures_m):  # each metric's differences sorted once for all humans
-        diff, order = _metric_pairs(Ms[j])
+        diff, order, ascending = _metric_pairs(Ms[j])
         for i in range(measures_h):
-            a, e, g, s = _cell(Hs[i], Ms[j], diff, order, epsilons[i, j], tols[j], omit)
+            e = epsilons[i, j]
+            a, e, g, s = _cell(Hs[i], Ms[j], diff, order, ascending, e, tols[j], omit)
             stat[i, j] = a
             eps[i, j] = e
             n_groups[i, j] = g
@@ -231,10 +301,11 @@ def tie_calibration(
     Calibration", EMNLP, Sec. 6; mt-metrics-eval's ``KendallWithTiesOpt`` with
     ``sample_rate=1``) chooses ``epsilon`` among 0 and the ``|m_i - m_j|`` over all pairs of all
     groups to maximise the mean: one epsilon shared by all groups. The search sorts the pair
-    differences once and sweeps them: at candidate ``e`` the pairs with difference up to
-    ``e + tol`` are tied, each changing the mean by ``(tie - strict) / (N_g G)``: O(P log P) for
-    P pairs. Among equal maxima the smallest epsilon is chosen; the statistic is then
-    recomputed at that epsilon (where the same pairs tie). ``tau_eq`` has the same optimum as
+    differences once (a stable radix sort) and sweeps them: at candidate ``e`` the pairs with
+    difference up to ``e + tol`` are tied, each changing the mean by ``(tie - strict) /
+    (N_g G)``: O(P) time and about 40 bytes a pair for P pairs. Among equal maxima the
+    smallest epsilon is chosen; the statistic is then recomputed at that epsilon (where the
+    same pairs tie). ``tau_eq`` has the same optimum as
     ``acc_eq``. mt-metrics-eval ties by exact float equality (``tol = 0``): its optimum can
     fall between two differences that differ only by rounding (an epsilon of about ``1e-14``
     for BLEU at 0 to 100); the two agree wherever the metric's distinct differences lie more
@@ -313,7 +384,16 @@ def _pair_correct(H, M, epsilon):
 
 def calibrated_swaps(n_groups, n_pairs, *, permutations=1000, seed=0):
     """Swap indicators (K, G, P) uint8 of :func:`calibrated_permutation_test`: one fair coin per
-    permutation, group and pair of observations (pairs ``i < j`` in row-major order)."""
+    permutation, group and pair of observations.
+
+    Order of the pairs: within each group, the pairs ``i < j`` of its observations in row-major
+    order (``numpy.triu_indices(n, 1)``: (0, 1), (0, 2), ..., (1, 2), ...). The observations
+    of a group are the systems (item level; the inputs with ``group_by="system"``) or the
+    systems' means (system level); at global level the one group holds the G S cells, input
+    after input (cell ``(g, s)`` is observation ``g S + s``) with
+    ``cell_order="input-major"``, the default, and system after system (``s G + g``,
+    mt-metrics-eval's packing) with ``cell_order="system-major"``.
+    """
     permutations = check_count("permutations", permutations)
     size = permutations * n_groups * n_pairs
     if size > MAX_SWAPS:
@@ -327,7 +407,7 @@ def calibrated_swaps(n_groups, n_pairs, *, permutations=1000, seed=0):
 
 
 def calibrated_permutation_test(
-    h,
+    H,
     M,
     *,
     level="item",
@@ -339,23 +419,37 @@ def calibrated_permutation_test(
     nan_policy="omit",
     group_by="input",
     swap="pairs",
+    cell_order="input-major",
+    progress=None,
+    executor=None,
 ):
     """Pairwise permutation test between tie-calibrated metrics, every ordered pair at once.
 
-    Each metric is calibrated once against the human scores ``h`` (:func:`tie_calibration`,
-    its own ``epsilon``). For a pair of metrics ``(a, b)`` and each pair of observations in a
-    group, let ``c_a``, ``c_b`` be 1 when that metric is correct on it (at its epsilon). A
-    permutation swaps ``c_a`` and ``c_b`` on each pair with probability 1/2 and recomputes both
-    statistics; with group weights ``w_g = 1 / (N_g G)``, the permuted difference is
-    ``d* = sum_g w_g sum_p (1 - 2 s_p) (c_a - c_b)``. The p-value of H1 "``a`` agrees better"
-    is ``#{d* >= d} / K`` over ``K`` permutations, ``d = stat_a - stat_b`` (no identity
-    permutation added), comparisons relaxed by ``1e-10 sum |w (c_a - c_b)|`` against rounding.
-    This is mt-metrics-eval's ``PairwisePermutationSigDiff`` (Deutsch, Foster and Freitag
-    2023, Sec. 7): swapping pair outcomes rather than scores compares metrics with different
-    epsilons without re-calibrating in every permutation. Pairs where ``h``, ``a`` or ``b``
-    is missing are left out of the test (``nan_policy="omit"``): its ``d`` is then taken on
-    the pairs both metrics have, and may differ from ``delta``, each metric's statistic on
-    its own pairs.
+    Each metric is calibrated once against each human measure of ``H``
+    (:func:`tie_calibration`, its own ``epsilon``). For a pair of metrics ``(a, b)`` and each
+    pair of observations in a group, let ``c_a``, ``c_b`` be 1 when that metric is correct on
+    it (at its epsilon). A permutation swaps ``c_a`` and ``c_b`` on each pair with probability
+    1/2 and recomputes both statistics; with group weights ``w_g = 1 / (N_g G)``, the permuted
+    difference is ``d* = sum_g w_g sum_p (1 - 2 s_p) (c_a - c_b)``. The p-value of H1 "``a``
+    agrees better" is ``#{d* >= d} / K`` over ``K`` permutations, ``d = stat_a - stat_b`` (no
+    identity permutation added), comparisons relaxed by ``1e-10 sum |w (c_a - c_b)|`` against
+    rounding. This is mt-metrics-eval's ``PairwisePermutationSigDiff`` (Deutsch, Foster and
+    Freitag 2023, Sec. 7): swapping pair outcomes rather than scores compares metrics with
+    different epsilons without re-calibrating in every permutation. Pairs where the human
+    measure, ``a`` or ``b`` is missing are left out of the test (``nan_policy="omit"``): its
+    ``d`` is then taken on the pairs both metrics have, and may differ from ``delta``, each
+    metric's statistic on its own pairs. The same swaps serve every human measure and every
+    pair of metrics.
+
+    Which swap is which pair: see :func:`calibrated_swaps` (row-major pairs of each group's
+    observations). At global level the observations are the G S cells in ``cell_order``:
+    ``"input-major"`` (default; cell ``(g, s)`` is observation ``g S + s``) or
+    ``"system-major"`` (``s G + g``, the order of mt-metrics-eval, whose vectors hold each
+    system's segments one after another), so that swaps given in mt-metrics-eval's order of
+    pairs mean the same pairs here. Only the p-values depend on it, and only at global level
+    with ``swap="pairs"`` (elsewhere a group holds one axis, and ``swap="scores"`` swaps
+    cells by their (input, system) index); the default keeps the p-values of a seed as they
+    were.
 
     ``swap="scores"`` is mt-metrics-eval's ``PermutationSigDiff`` with ``KendallWithTiesOpt``
     instead: each metric is z-scored over its cells (missing values ignored), a permutation
@@ -364,54 +458,89 @@ def calibrated_permutation_test(
     re-calibrated (their epsilons chosen afresh) at ``level``. The observed difference the null
     is compared with is that of the two z-scored metrics, calibrated alike (mt-metrics-eval's
     ``delta``), so that both see the same values and ties; ``delta`` reports the difference of
-    the metrics' own statistics. It costs two calibrations per permutation and pair of metrics
-    (about 0.1 ms each for 96 inputs x 10 systems).
+    the metrics' own statistics. It costs two calibrations per permutation, human measure and
+    pair of metrics (about 0.1 ms each for 96 inputs x 10 systems).
 
     Parameters
     ----------
-    h : array_like, shape (G, S)
-        Human scores.
+    H : array_like, shape (Mh, G, S)
+        Human scores, a cube as :func:`tie_calibration`'s (one (G, S) matrix ``h`` is
+        ``h[None]``).
     M : array_like, shape (Mm, G, S)
         Metric scores.
     level, statistic, epsilon, nan_policy, group_by
-        As :func:`tie_calibration` (``epsilon`` broadcast to (Mm,)).
+        As :func:`tie_calibration` (``epsilon`` broadcast to (Mh, Mm)).
     permutations : int
     seed : int, Generator or None
         Draws the swaps (:func:`calibrated_swaps`, or :func:`permutation_swaps` for
         ``swap="scores"``) unless ``swaps`` is given.
     swaps : array_like of {0, 1}, optional
         Precomputed swap indicators: shape (K, G', P) for ``swap="pairs"``, the groups ``G'``
-        and pairs ``P = S' (S' - 1) / 2`` of ``level`` (and ``group_by``); (K, G, S), the cells
-        of ``M``, for ``swap="scores"``.
+        and pairs ``P = S' (S' - 1) / 2`` of ``level`` (and ``group_by``), in the order of
+        :func:`calibrated_swaps` (and ``cell_order``); (K, G, S), the cells of ``M``, for
+        ``swap="scores"``.
     swap : {"pairs", "scores"}
         What a permutation swaps (see above).
+    cell_order : {"input-major", "system-major"}
+        Order of the cells at global level, which numbers the pairs of ``swaps`` (see above).
+    progress : callable, optional
+        ``progress(iterable, desc=..., total=...)`` wrapping the steps computed one after the
+        other (the permutations of ``swap="scores"``, blocks of metric pairs otherwise), e.g.
+        :func:`hanna_stats.progress.progress`; with ``executor``, the blocks as they finish.
+    executor : distributed.Client, concurrent.futures.Executor or ClusterExecutor, optional
+        Run the test in blocks on this executor, e.g. a Dask cluster (see
+        :mod:`hanna_stats.kernels.distributed`): per human measure, the blocks of
+        :data:`PAIR_BLOCK` metric pairs (``swap="pairs"``) or ranges of permutations
+        (``swap="scores"``), on the swaps drawn here once; the same p-values bit for bit.
+        None (the default): in this process.
 
     Returns
     -------
     CalibratedPermutationResult
-        ``statistic``, ``epsilon`` (Mm,); ``delta``, ``pvalue`` (Mm, Mm).
+        ``statistic``, ``epsilon`` (Mh, Mm), the same shape as :func:`tie_calibration`'s;
+        ``delta``, ``pvalue`` (Mh, Mm, Mm).
 
     Examples
     --------
-    >>> h = [[1.0, 2.0, 3.0, 4.0]]
+    >>> H = [[[1.0, 2.0, 3.0, 4.0]]]
     >>> M = [[[1.0, 2.0, 3.0, 4.0]], [[4.0, 3.0, 2.0, 1.0]]]
-    >>> res = calibrated_permutation_test(h, M, permutations=200, seed=1)
-    >>> res.statistic.tolist(), float(res.pvalue[0, 1]), float(res.pvalue[1, 0])
-    ([1.0, 0.0], 0.015, 1.0)
+    >>> res = calibrated_permutation_test(H, M, permutations=200, seed=1)
+    >>> res.statistic.tolist(), float(res.pvalue[0, 0, 1]), float(res.pvalue[0, 1, 0])
+    ([[1.0, 0.0]], 0.015, 1.0)
+    >>> res.for_human(0).epsilon.tolist()
+    [0.0, 0.0]
     """
     check_option("statistic", statistic, TIE_STATISTICS)
     check_option("swap", swap, SWAP_UNITS)
+    check("cell_order", cell_order)
     if swap == "scores" and epsilon is not None:
         raise ValueError("swap='scores' re-calibrates every permutation: epsilon must be None")
-    h = np.asarray(h, dtype=np.float64)
-    if h.ndim != 2:
-        raise ValueError(f"h must have 2 dimensions (groups, systems); got shape {h.shape}")
-    Hc, Mc = grouped_cubes({"h": h[None], "M": M}, level, nan_policy, group_by)
-    stat, eps = (x[0] for x in _calibrated(Hc, Mc, epsilon, nan_policy, level, statistic)[:2])
+    if np.ndim(H) == 2:
+        raise ValueError(
+            f"H must have 3 dimensions (human measures, inputs, systems), as tie_calibration's; "
+            f"got shape {np.shape(H)}: pass h[None] for one (inputs, systems) matrix"
+        )
+    Hc, Mc = grouped_cubes({"H": H, "M": M}, level, nan_policy, group_by)
+    stat, eps = _calibrated(Hc, Mc, epsilon, nan_policy, level, statistic)[:2]
     if swap == "scores":
         M = np.asarray(M, dtype=np.float64)  # validated by grouped_cubes: (Mm, G, S)
-        options = (level, nan_policy, group_by, permutations, seed, swaps)
-        return _finish(stat, eps, _recalibrated_pvalues(Hc, M, *options), statistic)
+        groups, systems = M.shape[1:]
+        if swaps is None:
+            swaps = permutation_swaps(groups, systems, permutations=permutations, seed=seed)
+        swaps = np.asarray(swaps)
+        if swaps.ndim != 3 or swaps.shape[1:] != (groups, systems):
+            raise ValueError(f"swaps must have shape (K, {groups}, {systems}); got {swaps.shape}")
+        if executor is not None:
+            shared = (Hc, M, level, nan_policy, group_by, swaps)
+            pvalue = _cluster_recalibrated(cluster_executor(executor), shared, progress)
+            return _finish(stat, eps, pvalue, statistic)
+        pvalue = np.stack(
+            [
+                _recalibrated_pvalues(Hc[[i]], M, level, nan_policy, group_by, swaps, progress)
+                for i in range(Hc.shape[0])
+            ]
+        )
+        return _finish(stat, eps, pvalue, statistic)
     n_groups, n_obs = Hc.shape[1], Hc.shape[2]
     n_pairs = n_obs * (n_obs - 1) // 2
     if swaps is None:
@@ -420,13 +549,47 @@ def calibrated_permutation_test(
         swaps = np.asarray(swaps)
         if swaps.shape[1:] != (n_groups, n_pairs) or swaps.ndim != 3:
             raise ValueError(f"swaps must have shape (K, {n_groups}, {n_pairs}); got {swaps.shape}")
+    if level == "global" and cell_order == "system-major":
+        cells = np.shape(M)[1:]
+        Hc, Mc = (_system_major(X, *cells) for X in (Hc, Mc))
+    if executor is not None:
+        pvalue = _cluster_pairs(cluster_executor(executor), (Hc, Mc, eps, swaps), progress)
+        return _finish(stat, eps, pvalue, statistic)
     signs = 1.0 - 2.0 * swaps.reshape(swaps.shape[0], -1)  # +-1, float64 for integer swaps
-    C = _pair_correct(Hc, Mc, np.nan_to_num(eps))  # NaN epsilon: undefined metric
+    pvalue = np.stack(
+        [_pair_pvalues(Hc[[i]], Mc, eps[i], swaps, signs, progress) for i in range(Hc.shape[0])]
+    )
+    return _finish(stat, eps, pvalue, statistic)
+
+
+def _system_major(cube, groups, systems):
+    """A global-level cube (M, 1, G S) of cells input after input, with its cells system after
+    system (cell ``(g, s)`` at ``s G + g``)."""
+    measures = cube.shape[0]
+    by_system = cube.reshape(measures, groups, systems).transpose(0, 2, 1)
+    return np.ascontiguousarray(by_system).reshape(measures, 1, groups * systems)
+
+
+def _steps(steps, progress, desc):
+    """``steps`` as a list, behind ``progress`` when given and there are several."""
+    steps = list(steps)
+    if progress is None or len(steps) < 2:
+        return steps
+    return progress(steps, desc=desc, total=len(steps))
+
+
+def _pair_pvalues(h, Mc, eps, swaps, signs, progress=None, part=(0, 1)):
+    """p-values (Mm, Mm) of the pair-swap test against one human measure's level cube ``h``
+    (1, G', S'), the metrics' ``Mc`` (Mm, G', S') at their epsilons ``eps`` (Mm,).
+    ``part=(j, n)``: only the pairs of the ``j``-th of every ``n`` blocks of
+    :data:`PAIR_BLOCK` pairs (the others NaN), a task of :func:`_cluster_pairs`."""
+    C = _pair_correct(h, Mc, np.nan_to_num(eps))  # NaN epsilon: undefined metric
     measures = Mc.shape[0]
     pvalue = np.full((measures, measures), np.nan)
     a_idx, b_idx = np.triu_indices(measures, 1)
-    block = 256  # columns of the (G' P, pairs) weight matrix at once
-    for start in range(0, a_idx.size, block):
+    block = PAIR_BLOCK  # columns of the (G' P, pairs) weight matrix at once
+    starts = range(0, a_idx.size, block)[part[0] :: part[1]]
+    for start in _steps(starts, progress, "metric pairs"):
         a, b = a_idx[start : start + block], b_idx[start : start + block]
         valid = ~(np.isnan(C[a]) | np.isnan(C[b]))  # (pairs, G', P)
         n_g = valid.sum(axis=2, keepdims=True)
@@ -440,29 +603,26 @@ def calibrated_permutation_test(
         k = swaps.shape[0]
         pvalue[a, b] = (null >= observed - gamma).sum(axis=0) / k
         pvalue[b, a] = (null <= observed + gamma).sum(axis=0) / k
-    return _finish(stat, eps, pvalue, statistic)
+    return pvalue
 
 
 def _finish(stat, eps, pvalue, statistic):
-    """The :class:`CalibratedPermutationResult` (NaN p-values for undefined metrics)."""
-    undefined = np.isnan(stat)
-    pvalue[undefined, :] = np.nan
-    pvalue[:, undefined] = np.nan
+    """The :class:`CalibratedPermutationResult` of ``stat``, ``eps`` (Mh, Mm) and ``pvalue``
+    (Mh, Mm, Mm) (NaN p-values for undefined metrics)."""
+    for h, undefined in enumerate(np.isnan(stat)):
+        pvalue[h, undefined, :] = np.nan
+        pvalue[h, :, undefined] = np.nan
     if statistic == "tau_eq":
         stat = 2.0 * stat - 1.0
-    return CalibratedPermutationResult(stat, eps, stat[:, None] - stat[None, :], pvalue)
+    delta = stat[:, :, None] - stat[:, None, :]
+    return CalibratedPermutationResult(stat, eps, delta, pvalue)
 
 
-def _recalibrated_pvalues(Hc, M, level, nan_policy, group_by, permutations, seed, swaps):
-    """p-values of ``swap="scores"``: z-scored cells of ``M`` (Mm, G, S) swapped, both hybrids
-    re-calibrated against ``Hc``, the human vector's level cube; the observed difference is that
-    of the z-scored metrics, calibrated alike."""
-    groups, systems = M.shape[1:]
-    if swaps is None:
-        swaps = permutation_swaps(groups, systems, permutations=permutations, seed=seed)
-    swaps = np.asarray(swaps)
-    if swaps.ndim != 3 or swaps.shape[1:] != (groups, systems):
-        raise ValueError(f"swaps must have shape (K, {groups}, {systems}); got {swaps.shape}")
+def _recalibrated_pvalues(Hc, M, level, nan_policy, group_by, swaps, progress=None):
+    """p-values (Mm, Mm) of ``swap="scores"``: z-scored cells of ``M`` (Mm, G, S) swapped as
+    ``swaps`` (K, G, S) say, both hybrids re-calibrated against ``Hc`` (1, G', S'), one human
+    measure's level cube; the observed difference is that of the z-scored metrics, calibrated
+    alike."""
     Z = standardize(M)
     omit = nan_policy == "omit"
 
@@ -474,7 +634,7 @@ def _recalibrated_pvalues(Hc, M, level, nan_policy, group_by, permutations, seed
     a, b = np.triu_indices(M.shape[0], 1)
     Za, Zb = Z[a], Z[b]
     null = np.empty((swaps.shape[0], a.size))
-    for k in range(swaps.shape[0]):
+    for k in _steps(range(swaps.shape[0]), progress, "permutations"):
         s = swaps[k].astype(bool)
         permuted = calibrated(np.concatenate([np.where(s, Zb, Za), np.where(s, Za, Zb)]))
         null[k] = permuted[: a.size] - permuted[a.size :]  # a's hybrid minus b's
@@ -485,3 +645,56 @@ def _recalibrated_pvalues(Hc, M, level, nan_policy, group_by, permutations, seed
     pvalue[a, b] = (null >= observed - gamma).mean(axis=0)
     pvalue[b, a] = (null <= observed + gamma).mean(axis=0)
     return pvalue
+
+
+def _cluster_pairs(cluster, shared, progress):
+    """The pair-swap test's p-values (Mh, Mm, Mm) on a
+    :class:`~hanna_stats.kernels.distributed.ClusterExecutor`: per human measure, ``n`` tasks,
+    task ``j`` computing the ``j``-th of every ``n`` blocks of :data:`PAIR_BLOCK` metric pairs
+    (:func:`_pair_pvalues` with ``part=(j, n)``): the in-process blocks, the same values.
+    ``shared``: ``(Hc, Mc, eps, swaps)``, sent to the workers once."""
+    Hc, Mc = shared[0], shared[1]
+    n_blocks = -(-(Mc.shape[0] * (Mc.shape[0] - 1) // 2) // PAIR_BLOCK)
+    per_human = max(1, min(n_blocks, cluster.blocks // Hc.shape[0]))
+    tasks = [(i, j, per_human) for i in range(Hc.shape[0]) for j in range(per_human)]
+    parts = cluster.map(
+        _pair_pvalues_block, shared, tasks, progress=progress, desc="metric pair blocks"
+    )
+    pvalue = np.full((Hc.shape[0], Mc.shape[0], Mc.shape[0]), np.nan)
+    for (i, _, _), part in zip(tasks, parts, strict=True):
+        done = ~np.isnan(part)
+        pvalue[i][done] = part[done]
+    return pvalue
+
+
+def _pair_pvalues_block(Hc, Mc, eps, swaps, task):
+    """One task of :func:`_cluster_pairs`: ``task = (human, j, n)``."""
+    i, j, n = task
+    signs = 1.0 - 2.0 * swaps.reshape(swaps.shape[0], -1)  # as calibrated_permutation_test
+    return _pair_pvalues(Hc[[i]], Mc, eps[i], swaps, signs, part=(j, n))
+
+
+def _cluster_recalibrated(cluster, shared, progress):
+    """The score-swap test's p-values (Mh, Mm, Mm) on a
+    :class:`~hanna_stats.kernels.distributed.ClusterExecutor`: per human measure, ranges of
+    the permutations, each a task (:func:`_recalibrated_pvalues` on its swaps; a permutation's
+    statistics do not depend on the others). A task's p-values are its counts over its
+    permutations, exact integers once multiplied back; their sum over ``K`` is the in-process
+    mean. ``shared``: ``(Hc, M, level, nan_policy, group_by, swaps)``."""
+    Hc, M, swaps = shared[0], shared[1], shared[5]
+    K = swaps.shape[0]
+    ranges = split(K, max(1, cluster.blocks // Hc.shape[0]))
+    tasks = [(i, lo, hi) for i in range(Hc.shape[0]) for lo, hi in ranges]
+    parts = cluster.map(
+        _recalibrated_block, shared, tasks, progress=progress, desc="permutation blocks"
+    )
+    counts = np.zeros((Hc.shape[0], M.shape[0], M.shape[0]))
+    for (i, lo, hi), part in zip(tasks, parts, strict=True):
+        counts[i] += np.rint(part * (hi - lo))  # NaN (the diagonal) stays NaN
+    return counts / K
+
+
+def _recalibrated_block(Hc, M, level, nan_policy, group_by, swaps, task):
+    """One task of :func:`_cluster_recalibrated`: ``task = (human, lo, hi)``."""
+    i, lo, hi = task
+    return _recalibrated_pvalues(Hc[[i]], M, level, nan_policy, group_by, swaps[lo:hi])

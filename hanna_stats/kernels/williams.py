@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._options import ALTERNATIVES, as_float_array, check_option
+from ._options import as_float_array, check_option
 
 
 class WilliamsResult(NamedTuple):
@@ -145,7 +145,7 @@ def williams_test(r, R, n, *, alternative="greater"):
     >>> res.statistic[0, 1].round(2), res.pvalue[0, 1].round(3), res.pvalue[1, 0].round(3)
     (np.float64(2.0), np.float64(0.043), np.float64(0.957))
     """
-    check_option("alternative", alternative, ALTERNATIVES)
+    check_option("alternative", alternative)
     r = as_float_array("r", r, (1, 2))
     r2 = r.reshape(-1, r.shape[-1])
     measures = r2.shape[1]

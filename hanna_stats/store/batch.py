@@ -1,32 +1,41 @@
 """A validated batch of rows for the store, and the one transaction that writes it.
 
-Parsers (:mod:`hanna_stats.store.hanna`, :mod:`hanna_stats.store.tidy`) turn a file into a
-:class:`Batch` of polars frames keyed by natural names; :func:`write_batch` upserts it: bulk
-``INSERT ... SELECT`` from registered frames, in one transaction that also records the file in
-``ingests`` and recreates the ``scores_wide`` view. Any error rolls everything back.
+Parsers (:mod:`hanna_stats.store.hanna`, :mod:`hanna_stats.store.summeval`, ...) turn a file
+into a :class:`Batch` of polars frames keyed by natural names; a tidy file is staged in the
+store's connection instead (:class:`~hanna_stats.store.tidy.TidyFile`: SQL over the file, in
+bounded memory). Either way the rows to write are relations ``_hs_*`` of the connection
+(:meth:`Batch.stage`), and :func:`write_batch` upserts them: bulk ``INSERT ... SELECT``, in one
+transaction that also records the file in ``ingests`` and recreates the ``scores_wide`` view.
+Any error rolls everything back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import duckdb
 import polars as pl
 
 from hanna_stats.store.db import read_sql
-from hanna_stats.store.scales import COUNTS, apply_scales, check_policy
+from hanna_stats.store.errors import InputError
+from hanna_stats.store.scales import COUNTS, apply_scales, check_policy, drop_scales
 from hanna_stats.store.source import Source
 
 SYSTEMS = {"name": pl.String, "is_human": pl.Boolean, "position": pl.Int64}
 # domain, document: the input's domain and document, when the study gives them (WMT's
-# documents/LP.docs), so that analyses can group inputs by them.
+# documents/LP.docs), so that analyses can group inputs by them. subset: the sub-study the input
+# belongs to when a store holds several (WMT: the language pair), null for none.
 INPUTS = {
     "name": pl.String,
     "position": pl.Int64,
     "text": pl.String,
     "domain": pl.String,
     "document": pl.String,
+    "subset": pl.String,
 }
 # row: 1-based data row where the item first appears (named in consistency errors).
 ITEMS = {
@@ -77,8 +86,15 @@ RATINGS = {
 }
 # System-level values the study gives (WMT's .sys.score files), not means over items.
 # domain: null for a system-level value (table system_level_scores), else the domain of a
-# domain-level one (table domain_level_scores: WMT's .domain.score files).
-SYSTEM_LEVEL = {"system": pl.String, "measure": pl.String, "value": pl.Float64, "domain": pl.String}
+# domain-level one (table domain_level_scores: WMT's .domain.score files). subset: the subset the
+# value is given for (WMT: the language pair), null for none.
+SYSTEM_LEVEL = {
+    "system": pl.String,
+    "measure": pl.String,
+    "value": pl.Float64,
+    "domain": pl.String,
+    "subset": pl.String,
+}
 _MEASURE_ATTRIBUTES = [c for c in MEASURES if c != "name"]
 WIDE_RESERVED = ("item", "input", "system", "is_human")  # the key columns of scores_wide
 
@@ -152,6 +168,52 @@ class Batch:
     def n_values(self) -> int:
         """Number of scores plus ratings plus system-level values."""
         return self.scores.height + self.ratings.height + self.system_scores.height
+
+    @contextmanager
+    def stage(self, con: duckdb.DuckDBPyConnection, source: Source) -> Iterator[None]:
+        """Register the frames as the relations :func:`write_batch` reads (:data:`STAGED`)
+        while the context lasts."""
+        _check_magnitudes(self, source)
+        _check_reference_frame(self)
+        frames = {relation: getattr(self, name) for relation, name in STAGED.items()}
+        try:
+            for name, df in frames.items():
+                con.register(name, df)
+            yield
+        finally:
+            for name in frames:
+                con.unregister(name)
+
+
+#: The relations :func:`write_batch` reads, and the :class:`Batch` frames registered as them:
+#: scores and ratings as given (:func:`~hanna_stats.store.scales.apply_scales` makes
+#: ``_hs_scores`` and ``_hs_ratings`` of them, after the scale policy).
+STAGED = {
+    "_hs_systems": "systems",
+    "_hs_inputs": "inputs",
+    "_hs_items": "items",
+    "_hs_measures": "measures",
+    "_hs_raters": "raters",
+    "_hs_scores_given": "scores",
+    "_hs_ratings_given": "ratings",
+    "_hs_system_scores": "system_scores",
+    "_hs_references": "references",
+}
+
+
+class Staged(Protocol):
+    """What :func:`write_batch` writes: a :class:`Batch`, or a
+    :class:`~hanna_stats.store.tidy.TidyFile`, which stages a tidy file with SQL. ``stage``
+    makes the relations of :data:`STAGED` (the schemas of the module constants) while its
+    context lasts; ``n_values`` and ``notes`` hold once it has run."""
+
+    replace_measures: bool
+    relative_positions: bool
+    scale_policy: str
+    n_values: int
+    notes: tuple[str, ...]
+
+    def stage(self, con: duckdb.DuckDBPyConnection, source: Source): ...
 
 
 def reference_frame(references: Mapping[str, Sequence[tuple[str | None, str]]]) -> pl.DataFrame:
@@ -260,18 +322,28 @@ def _check_measures(con: duckdb.DuckDBPyConnection, source: Source) -> None:
 MAX_MAGNITUDE = 1e100
 
 
+def magnitude_error(
+    source: Source, value: float, measure: str, item: str, row: int | None, column: str
+) -> InputError:
+    """The refusal of ``value`` (of ``measure``, ``item``, data row ``row``), beyond
+    :data:`MAX_MAGNITUDE`."""
+    return source.error(
+        f"value {value!r} of measure {measure!r} (item {item!r}) "
+        f"exceeds {MAX_MAGNITUDE:g} in magnitude: statistics on it would overflow; "
+        "rescale the measure",
+        row=row,
+        column=column,
+    )
+
+
 def _check_magnitudes(batch: Batch, source: Source) -> None:
     """Refuse a finite value beyond :data:`MAX_MAGNITUDE`, naming its row and measure."""
     for rows, column in ((batch.scores, "value"), (batch.ratings, "score")):
         huge = rows.filter(pl.col(column).abs() > MAX_MAGNITUDE)
         if huge.height:
             row = huge.row(0, named=True)
-            raise source.error(
-                f"value {row[column]!r} of measure {row['measure']!r} (item {row['item']!r}) "
-                f"exceeds {MAX_MAGNITUDE:g} in magnitude: statistics on it would overflow; "
-                "rescale the measure",
-                row=row["row"],
-                column=column,
+            raise magnitude_error(
+                source, row[column], row["measure"], row["item"], row["row"], column
             )
     huge = batch.system_scores.filter(pl.col("value").abs() > MAX_MAGNITUDE)
     if huge.height:
@@ -312,7 +384,7 @@ def _offset(con: duckdb.DuckDBPyConnection, table: str, relative: bool) -> int:
     return con.execute(f"SELECT coalesce(max(position) + 1, 0) FROM {table}").fetchall()[0][0]
 
 
-def _upsert(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
+def _upsert(con: duckdb.DuckDBPyConnection, batch: Staged) -> None:
     rel = batch.relative_positions
     con.execute(
         """
@@ -324,12 +396,13 @@ def _upsert(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
     )
     con.execute(
         """
-        INSERT INTO inputs (name, position, text, domain, document)
-        SELECT name, position + $off, text, domain, document FROM _hs_inputs
+        INSERT INTO inputs (name, position, text, domain, document, subset)
+        SELECT name, position + $off, text, domain, document, subset FROM _hs_inputs
         ON CONFLICT (name) DO UPDATE SET
             text = coalesce(excluded.text, inputs.text),
             domain = coalesce(excluded.domain, inputs.domain),
-            document = coalesce(excluded.document, inputs.document)
+            document = coalesce(excluded.document, inputs.document),
+            subset = coalesce(excluded.subset, inputs.subset)
         """,
         {"off": _offset(con, "inputs", rel)},
     )
@@ -362,54 +435,75 @@ def _upsert(con: duckdb.DuckDBPyConnection, batch: Batch) -> None:
         "INSERT INTO raters (name, kind) SELECT name, kind FROM _hs_raters "
         "ON CONFLICT (name) DO NOTHING"
     )
+    _upsert_values(con)
     con.execute(
         """
-        INSERT INTO scores (item_id, measure_id, value)
-        SELECT it.item_id, m.measure_id, b.value
-        FROM _hs_scores b
-        JOIN items it ON it.name = b.item
-        JOIN measures m ON m.name = b.measure
-        ON CONFLICT (item_id, measure_id) DO UPDATE SET value = excluded.value
-        """
-    )
-    con.execute(
-        """
-        INSERT INTO ratings (item_id, rater_id, measure_id, score, work_time_s, assignment, answer)
-        SELECT it.item_id, r.rater_id, m.measure_id, b.score, b.work_time_s, b.assignment,
-               b.answer
-        FROM _hs_ratings b
-        JOIN items it ON it.name = b.item
-        JOIN raters r ON r.name = b.rater
-        JOIN measures m ON m.name = b.measure
-        ON CONFLICT (item_id, rater_id, measure_id) DO UPDATE SET
-            score = excluded.score,
-            work_time_s = excluded.work_time_s,
-            assignment = excluded.assignment,
-            answer = excluded.answer
-        """
-    )
-    con.execute(
-        """
-        INSERT INTO system_level_scores (measure_id, system_id, value)
-        SELECT m.measure_id, sy.system_id, b.value
+        INSERT INTO system_level_scores (measure_id, system_id, value, subset)
+        SELECT m.measure_id, sy.system_id, b.value, coalesce(b.subset, '')
         FROM _hs_system_scores b
         JOIN measures m ON m.name = b.measure
         JOIN systems sy ON sy.name = b.system
         WHERE b.domain IS NULL
-        ON CONFLICT (measure_id, system_id) DO UPDATE SET value = excluded.value
+        ON CONFLICT (measure_id, system_id, subset) DO UPDATE SET value = excluded.value
         """
     )
     con.execute(
         """
-        INSERT INTO domain_level_scores (measure_id, system_id, domain, value)
-        SELECT m.measure_id, sy.system_id, b.domain, b.value
+        INSERT INTO domain_level_scores (measure_id, system_id, domain, value, subset)
+        SELECT m.measure_id, sy.system_id, b.domain, b.value, coalesce(b.subset, '')
         FROM _hs_system_scores b
         JOIN measures m ON m.name = b.measure
         JOIN systems sy ON sy.name = b.system
         WHERE b.domain IS NOT NULL
-        ON CONFLICT (measure_id, system_id, domain) DO UPDATE SET value = excluded.value
+        ON CONFLICT (measure_id, system_id, domain, subset) DO UPDATE SET value = excluded.value
         """
     )
+
+
+# Item-level and rater-level values: (table, relation, key columns, value columns, the joins
+# that give the keys). scores and ratings have no primary key (an index of every value would
+# hold them in memory): their keys are kept unique by the checks of the ingest (a file's
+# duplicates are refused) and by these writes, which update stored values and insert the others.
+_VALUES = (
+    (
+        "scores",
+        "_hs_scores",
+        ("item_id", "measure_id"),
+        ("value",),
+        "JOIN items it ON it.name = b.item JOIN measures m ON m.name = b.measure",
+    ),
+    (
+        "ratings",
+        "_hs_ratings",
+        ("item_id", "rater_id", "measure_id"),
+        ("score", "work_time_s", "assignment", "answer"),
+        "JOIN items it ON it.name = b.item JOIN raters r ON r.name = b.rater "
+        "JOIN measures m ON m.name = b.measure",
+    ),
+)
+_KEY_SOURCES = {"item_id": "it.item_id", "measure_id": "m.measure_id", "rater_id": "r.rater_id"}
+
+
+def _upsert_values(con: duckdb.DuckDBPyConnection) -> None:
+    """Upsert the batch's scores and ratings (after its items, measures and raters): stored
+    values the batch gives otherwise are updated, the others inserted; into a table that holds
+    nothing yet, all are inserted at once."""
+    for table, relation, keys, values, joins in _VALUES:
+        given = ", ".join([*(f"{_KEY_SOURCES[k]} AS {k}" for k in keys), *values])
+        rows = f"SELECT {given} FROM {relation} b {joins}"
+        if con.execute(f"SELECT EXISTS (SELECT 1 FROM {table})").fetchall()[0][0]:
+            same = " AND ".join(f"{table}.{k} = b.{k}" for k in keys)
+            changed = " OR ".join(f"{table}.{v} IS DISTINCT FROM b.{v}" for v in values)
+            updates = ", ".join(f"{v} = b.{v}" for v in values)
+            con.execute(
+                f"UPDATE {table} SET {updates} FROM ({rows}) b WHERE {same} AND ({changed})"
+            )
+            rows += (
+                f" WHERE NOT EXISTS (SELECT 1 FROM {table} s WHERE "
+                + " AND ".join(f"s.{k} = {_KEY_SOURCES[k]}" for k in keys)
+                + ")"
+            )
+        con.execute(f"INSERT INTO {table} ({', '.join((*keys, *values))}) {rows}")
 
 
 def _upsert_references(con: duckdb.DuckDBPyConnection) -> None:
@@ -458,26 +552,30 @@ _ADDED = {
     "items": "SELECT count(*) FROM _hs_items b WHERE b.name NOT IN (SELECT name FROM items)",
     "measures": "SELECT count(*) FROM _hs_measures b "
     "WHERE b.name NOT IN (SELECT name FROM measures)",
-    "values": """
-        SELECT (SELECT count(*) FROM _hs_scores b WHERE NOT EXISTS (
-                    SELECT 1 FROM scores s JOIN items it USING (item_id)
-                    JOIN measures m USING (measure_id)
-                    WHERE it.name = b.item AND m.name = b.measure))
-             + (SELECT count(*) FROM _hs_ratings b WHERE NOT EXISTS (
-                    SELECT 1 FROM ratings r JOIN items it USING (item_id)
-                    JOIN measures m USING (measure_id) JOIN raters rt USING (rater_id)
-                    WHERE it.name = b.item AND m.name = b.measure AND rt.name = b.rater))
-             + (SELECT count(*) FROM _hs_system_scores b WHERE b.domain IS NULL AND NOT EXISTS (
+}
+# The batch's values that the store holds already (``values`` added: the others, of
+# ``n_values``); joins to the stored values, which a new store has none of.
+_STORED_VALUES = """
+        SELECT (SELECT count(*) FROM _hs_scores b
+                JOIN items it ON it.name = b.item JOIN measures m ON m.name = b.measure
+                JOIN scores s ON s.item_id = it.item_id AND s.measure_id = m.measure_id)
+             + (SELECT count(*) FROM _hs_ratings b
+                JOIN items it ON it.name = b.item JOIN measures m ON m.name = b.measure
+                JOIN raters rt ON rt.name = b.rater
+                JOIN ratings r ON r.item_id = it.item_id AND r.measure_id = m.measure_id
+                                  AND r.rater_id = rt.rater_id)
+             + (SELECT count(*) FROM _hs_system_scores b WHERE b.domain IS NULL AND EXISTS (
                     SELECT 1 FROM system_level_scores g JOIN systems sy USING (system_id)
                     JOIN measures m USING (measure_id)
-                    WHERE sy.name = b.system AND m.name = b.measure))
+                    WHERE sy.name = b.system AND m.name = b.measure
+                    AND g.subset = coalesce(b.subset, '')))
              + (SELECT count(*) FROM _hs_system_scores b WHERE b.domain IS NOT NULL
-                AND NOT EXISTS (
+                AND EXISTS (
                     SELECT 1 FROM domain_level_scores d JOIN systems sy USING (system_id)
                     JOIN measures m USING (measure_id)
-                    WHERE sy.name = b.system AND m.name = b.measure AND d.domain = b.domain))
-    """,
-}
+                    WHERE sy.name = b.system AND m.name = b.measure AND d.domain = b.domain
+                    AND d.subset = coalesce(b.subset, '')))
+"""
 
 # Stored values the batch would change: (item, system, measure, rater, stored, new), where a
 # system-level value has no item and an item's value no system; first by item (system-level
@@ -505,6 +603,7 @@ FROM _hs_system_scores b
 JOIN systems sy ON sy.name = b.system
 JOIN measures m ON m.name = b.measure
 JOIN system_level_scores g ON g.system_id = sy.system_id AND g.measure_id = m.measure_id
+                              AND g.subset = coalesce(b.subset, '')
 WHERE b.domain IS NULL AND g.value IS DISTINCT FROM b.value
 UNION ALL
 SELECT NULL, sy.name, m.name || ' (domain ' || b.domain || ')', NULL, d.value, b.value
@@ -512,7 +611,7 @@ FROM _hs_system_scores b
 JOIN systems sy ON sy.name = b.system
 JOIN measures m ON m.name = b.measure
 JOIN domain_level_scores d ON d.system_id = sy.system_id AND d.measure_id = m.measure_id
-                              AND d.domain = b.domain
+                              AND d.domain = b.domain AND d.subset = coalesce(b.subset, '')
 WHERE d.value IS DISTINCT FROM b.value
 ORDER BY item NULLS LAST, system, measure, rater NULLS FIRST
 """
@@ -583,8 +682,18 @@ def _check_study(con: duckdb.DuckDBPyConnection, source: Source, study: str, ext
     )
 
 
+def _holds_values(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether the store holds any value (a new store's first write compares with none)."""
+    return con.execute(
+        "SELECT EXISTS (FROM scores) OR EXISTS (FROM ratings) "
+        "OR EXISTS (FROM system_level_scores) OR EXISTS (FROM domain_level_scores)"
+    ).fetchall()[0][0]
+
+
 def _check_replacements(con: duckdb.DuckDBPyConnection, source: Source, replace: bool) -> int:
     """The number of stored values the batch changes; refused unless ``replace``."""
+    if not _holds_values(con):
+        return 0
     changed = con.execute(f"SELECT count(*) FROM ({_CHANGED})").fetchall()[0][0]
     if changed and not replace:
         item, system, measure, rater, stored, new = con.execute(f"{_CHANGED} LIMIT 1").fetchall()[0]
@@ -626,7 +735,7 @@ def _check_texts(con: duckdb.DuckDBPyConnection, source: Source, replace: bool) 
 
 def write_batch(
     con: duckdb.DuckDBPyConnection,
-    batch: Batch,
+    batch: Staged,
     source: Source,
     fmt: str,
     *,
@@ -635,6 +744,7 @@ def write_batch(
     extend: bool = False,
     replace: bool = False,
     scale_policy: str | None = None,
+    rename_study: bool = False,
 ) -> WriteReport:
     """Write ``batch`` and record ``source`` in ``ingests``, all in one transaction.
 
@@ -646,10 +756,12 @@ def write_batch(
     Parameters
     ----------
     con : duckdb.DuckDBPyConnection
-        Writable store, not inside a transaction.
-    batch : Batch
-        Validated rows.
-    source : Source
+        Writable store, not inside a transaction. While a file-backed store is written, DuckDB's
+        memory limit is lowered to what the write needs (:func:`write_memory`), so that the
+        pages it has written leave memory and a large file is written in bounded memory.
+    batch : Batch or TidyFile
+        Validated rows (a tidy file validates itself when staged, see :class:`Staged`).
+    source : Source or FileSource
         The file they come from.
     fmt : str
         Format name recorded in ``ingests``.
@@ -657,6 +769,9 @@ def write_batch(
         The study's name, recorded when the store has none yet.
     item_word : str
         The study's word for its items (``"story"``, ``"summary"``, ...), recorded with the name.
+    rename_study : bool
+        Record ``study`` as the name of a store that has one (a WMT store gaining a second
+        language pair is named after its test set).
     extend, replace : bool
         Allow another study into the store; allow changing stored values.
     scale_policy : {"error", "missing", "clip", "keep"}, optional
@@ -678,64 +793,98 @@ def write_batch(
         would replace values or item texts (an output or reference text that both know and that
         differs), as above; the store is then unchanged, as after any other error.
     """
-    policy = check_policy(scale_policy or batch.scale_policy)
-    _check_magnitudes(batch, source)
-    _check_reference_frame(batch)
-    frames = {
-        "_hs_systems": batch.systems,
-        "_hs_inputs": batch.inputs,
-        "_hs_items": batch.items,
-        "_hs_measures": batch.measures,
-        "_hs_raters": batch.raters,
-        "_hs_scores": batch.scores,
-        "_hs_ratings": batch.ratings,
-        "_hs_system_scores": batch.system_scores,
-        "_hs_references": batch.references,
-    }
-    for name, df in frames.items():
-        con.register(name, df)
-    try:
-        con.execute("BEGIN TRANSACTION")
+    with batch.stage(con, source):
+        policy = check_policy(scale_policy or batch.scale_policy)
         try:
-            _check_items(con, source)
-            _check_measures(con, source)
-            scores, ratings, scales = apply_scales(
-                con,
-                source,
-                batch.scores,
-                batch.ratings,
-                policy=policy,
-                batch_wins=batch.replace_measures,
-            )
-            for name, df in (("_hs_scores", scores), ("_hs_ratings", ratings)):
-                con.unregister(name)
-                con.register(name, df)
-            _check_study(con, source, study, extend)
-            replaced = _check_replacements(con, source, replace)
-            replaced_texts = _check_texts(con, source, replace)
-            added = {what: con.execute(q).fetchall()[0][0] for what, q in _ADDED.items()}
-            _upsert(con, batch)
-            _check_judges(con, source)
-            con.execute(
-                "INSERT INTO ingests (source, sha256, format, n_values) VALUES (?, ?, ?, ?)",
-                [source.name, source.sha256, fmt, batch.n_values],
-            )
-            if scales.height:
-                _record_scales(con, scales, source.sha256, fmt)
-            con.execute(
-                "INSERT INTO study (name, item_word) SELECT ?, ? "
-                "WHERE NOT EXISTS (SELECT 1 FROM study)",
-                [study, item_word],
-            )
-            refresh_scores_wide(con)
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        con.execute("COMMIT")
-    finally:
-        for name in frames:
-            con.unregister(name)
+            with write_memory(con):
+                con.execute("BEGIN TRANSACTION")
+                try:
+                    _check_items(con, source)
+                    _check_measures(con, source)
+                    scales = apply_scales(
+                        con, source, policy=policy, batch_wins=batch.replace_measures
+                    )
+                    _check_study(con, source, study, extend)
+                    replaced = _check_replacements(con, source, replace)
+                    replaced_texts = _check_texts(con, source, replace)
+                    added = {what: con.execute(q).fetchall()[0][0] for what, q in _ADDED.items()}
+                    held = _holds_values(con)
+                    stored = con.execute(_STORED_VALUES).fetchall()[0][0] if held else 0
+                    added["values"] = batch.n_values - stored
+                    _upsert(con, batch)
+                    _check_judges(con, source)
+                    con.execute(
+                        "INSERT INTO ingests (source, sha256, format, n_values) "
+                        "VALUES (?, ?, ?, ?)",
+                        [source.name, source.sha256, fmt, batch.n_values],
+                    )
+                    if scales.height:
+                        _record_scales(con, scales, source.sha256, fmt)
+                    if rename_study:
+                        con.execute("UPDATE study SET name = ?", [study])
+                    con.execute(
+                        "INSERT INTO study (name, item_word) SELECT ?, ? "
+                        "WHERE NOT EXISTS (SELECT 1 FROM study)",
+                        [study, item_word],
+                    )
+                    refresh_scores_wide(con)
+                except BaseException:
+                    con.execute("ROLLBACK")
+                    raise
+                con.execute("COMMIT")
+        finally:
+            drop_scales(con)
     return WriteReport(added, replaced, scales, replaced_texts)
+
+
+#: DuckDB's memory limit while a file-backed store is written: this much, plus
+#: :data:`WRITE_MEMORY_PER_ITEM` per item of the store and the batch (the indexes of ``items``,
+#: which stay in memory: about 140 bytes an item), unless the limit is lower already.
+WRITE_MEMORY = 384 * 2**20
+WRITE_MEMORY_PER_ITEM = 160
+_UNITS = {"bytes": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+
+
+@contextmanager
+def write_memory(con: duckdb.DuckDBPyConnection, new_items: int | None = None) -> Iterator[None]:
+    """Lower DuckDB's memory limit for the write (see :data:`WRITE_MEMORY`), restoring it after;
+    ``new_items``: the batch's items (default: the rows of ``_hs_items``).
+
+    DuckDB keeps the pages it writes in memory up to its limit (by default 80% of the
+    machine's), so the memory of a write grew with the file; under a lower limit written pages
+    are let go, and joins and aggregates spill to disk. Left alone: in-memory stores (nothing to
+    let go to), stores written before ``scores`` and ``ratings`` lost their primary keys (whose
+    indexes stay in memory), and a connection whose configuration is locked.
+    """
+    ((path, limit, keyed, n_items),) = con.execute(
+        """
+        SELECT (SELECT path FROM duckdb_databases() WHERE database_name = current_database()),
+               current_setting('memory_limit'),
+               (SELECT count(*) FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY'
+                AND schema_name = 'main' AND table_name IN ('scores', 'ratings')),
+               (SELECT count(*) FROM items)
+        """
+    ).fetchall()
+    if new_items is None:
+        new_items = con.execute("SELECT count(*) FROM _hs_items").fetchall()[0][0]
+    n_items += new_items
+    size = re.fullmatch(r"([0-9.]+) ?([A-Za-z]+)", str(limit))
+    current = float(size[1]) * _UNITS[size[2]] if size and size[2] in _UNITS else None
+    cap = WRITE_MEMORY + WRITE_MEMORY_PER_ITEM * n_items
+    if not path or keyed or current is None or current <= cap:
+        yield
+        return
+    try:
+        con.execute(f"SET memory_limit = '{cap}B'")
+    except duckdb.Error:  # a locked configuration
+        yield
+        return
+    try:
+        yield
+    finally:
+        con.execute("RESET memory_limit")
+        if con.execute("SELECT current_setting('memory_limit')").fetchall()[0][0] != limit:
+            con.execute(f"SET memory_limit = '{limit}'")
 
 
 def _record_scales(

@@ -45,7 +45,8 @@ SCALES = (LIKERT, INTEGER, CONTINUOUS)
 # keep it; every such value is counted in table scale_checks.
 SCALE_POLICIES = ("error", "missing", "clip", "keep")
 # HANNA's LLM file keeps its out-of-scale judge values: the TACL authors' correlations (their
-# notebook's Kendall tables, reproduced by tests/analyses/test_judges_tacl.py) use the values as published.
+# notebook's Kendall tables, reproduced by tests/analyses/test_judges_tacl.py) use the values as
+# published.
 JUDGE_SCALE_POLICY = "keep"
 
 _REFERENCE = {"Ξ": True, "¤": False}

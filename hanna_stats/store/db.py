@@ -90,9 +90,43 @@ def open_store(
                 )
             return duckdb.connect(str(path), read_only=True)
         con = duckdb.connect(str(path))
+    _key_by_subset(con)
     for name in SCHEMA_FILES:
         con.execute(read_sql(name))
     return con
+
+
+#: Tables of given values keyed by subset (column ``subset``, part of their primary key).
+SUBSET_KEYED = ("system_level_scores", "domain_level_scores")
+
+
+def _key_by_subset(con: duckdb.DuckDBPyConnection) -> None:
+    """Rebuild, in one transaction, the tables of :data:`SUBSET_KEYED` of a store written before
+    their column ``subset`` existed: a primary key cannot be altered, so each is renamed, created
+    anew by ``schema.sql`` and refilled (its values with subset ``''``)."""
+    old = [
+        table
+        for (table,) in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND "
+            "table_name IN ? AND table_name NOT IN (SELECT table_name FROM duckdb_columns() "
+            "WHERE schema_name = 'main' AND column_name = 'subset')",
+            [list(SUBSET_KEYED)],
+        ).fetchall()
+    ]
+    if not old:
+        return
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for table in old:  # our own table names, never user input
+            con.execute(f"ALTER TABLE {table} RENAME TO _hs_unkeyed_{table}")
+        con.execute(read_sql("schema.sql"))
+        for table in old:
+            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _hs_unkeyed_{table}")
+            con.execute(f"DROP TABLE _hs_unkeyed_{table}")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
 
 
 def has_ingests(con: duckdb.DuckDBPyConnection) -> bool:

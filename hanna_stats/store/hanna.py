@@ -30,9 +30,10 @@ from hanna_stats.store.catalogue import (
     slot_rater,
 )
 from hanna_stats.store.source import JSONError, Source, csv_records, load_json, require_columns
+from hanna_stats.vocabulary import HANNA_STUDY
 
 #: The study name HANNA's files give a store.
-STUDY = "HANNA"
+STUDY = HANNA_STUDY
 #: HANNA's word for its items (the report's "story level").
 ITEM_WORD = "story"
 _CRITERION_NAMES = [name for name, _ in CRITERIA]
@@ -125,7 +126,7 @@ def _parse_wide(source: Source, roles: set[str]) -> _Wide:
         if column is None or column.role not in roles:
             what = "a HANNA criterion or metric column ('<name> <symbol>', e.g. 'BLEU Ξ§')"
             if column is not None:
-                what += ": it belongs to hanna_metric_scores_llm.csv (use ingest_hanna_llm)"
+                what += ": it belongs to hanna_metric_scores_llm.csv (format hanna-llm)"
             raise source.error(f"unexpected column, not {what}", column=name)
         kinds[j] = column
 

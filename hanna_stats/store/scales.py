@@ -67,13 +67,21 @@ def check_likert(source: Source, value: object, shown: str, **where: object) -> 
     return float(value)
 
 
-def _scales(con: duckdb.DuckDBPyConnection, batch_wins: bool) -> pl.DataFrame:
-    """The scale of every measure the batch may write (``measure, kind, scale, lo, hi``): its
-    own declaration and the stored one, the batch's first when it replaces the catalogue."""
+#: The relations :func:`apply_scales` reads (the batch's values as given) and writes (the values
+#: after the policy, which the write reads), and its table of scales.
+GIVEN = {"_hs_scores": "_hs_scores_given", "_hs_ratings": "_hs_ratings_given"}
+SCALES_TABLE = "_hs_scales"
+
+
+def _create_scales(con: duckdb.DuckDBPyConnection, batch_wins: bool) -> None:
+    """Table :data:`SCALES_TABLE`: the scale of every measure the batch may write (``measure,
+    kind, scale, lo, hi``): its own declaration and the stored one, the batch's first when it
+    replaces the catalogue; kept as it is before the write changes the catalogue."""
     first, second = ("b", "m") if batch_wins else ("m", "b")
     pick = {c: f"coalesce({first}.{c}, {second}.{c})" for c in ("scale", "scale_min", "scale_max")}
-    return con.sql(
+    con.execute(
         f"""
+        CREATE OR REPLACE TEMP TABLE {SCALES_TABLE} AS
         WITH declared AS (
             SELECT b.name, coalesce(m.kind, b.kind) AS kind, {pick["scale"]} AS scale,
                    {pick["scale_min"]} AS lo, {pick["scale_max"]} AS hi
@@ -87,33 +95,44 @@ def _scales(con: duckdb.DuckDBPyConnection, batch_wins: bool) -> pl.DataFrame:
                    AS scale, lo, hi
         FROM declared
         WHERE scale IS NOT NULL OR lo IS NOT NULL OR hi IS NOT NULL
-        ORDER BY measure
         """
-    ).pl()
-
-
-def _flag(values: pl.DataFrame, scales: pl.DataFrame, value: str, rater_level: bool):
-    """``values`` joined to their scales with boolean columns below, above, not_whole, unparsed."""
-    whole = pl.col("scale").is_in(_WHOLE) if rater_level else pl.lit(False)
-    answer = pl.col("answer").is_not_null() if "answer" in values.columns else pl.lit(False)
-    return (
-        values.with_row_index("_i")
-        .join(scales, on="measure", how="left")
-        .with_columns(
-            below=(pl.col(value) < pl.col("lo")).fill_null(False),
-            above=(pl.col(value) > pl.col("hi")).fill_null(False),
-            not_whole=(whole & (pl.col(value) != pl.col(value).round(0))).fill_null(False),
-            unparsed=pl.col(value).is_null() & answer,
-        )
-        .with_columns(off=pl.col("below") | pl.col("above") | pl.col("not_whole"))
     )
 
 
-def _refuse(source: Source, flagged: pl.DataFrame, value: str, policy: str | None) -> None:
-    """Raise for the first value off its scale (by row, item, measure, rater)."""
-    order = [c for c in ("row", "item", "measure", "rater") if c in flagged.columns]
-    hit = flagged.filter("off").sort(order, nulls_last=True).row(0, named=True)
-    lo, hi, scale = hit["lo"], hit["hi"], hit["scale"]
+def _flagged(given: str, value: str, rater_level: bool) -> str:
+    """SQL: the rows of relation ``given`` with their measure's scale (``_kind, _scale, _lo,
+    _hi``) and the flags ``_below, _above, _not_whole, _unparsed`` and ``_off`` (any of the
+    first three)."""
+    whole = "s.scale IN ('likert', 'integer')" if rater_level else "false"
+    unparsed = f"(b.{value} IS NULL AND b.answer IS NOT NULL)" if rater_level else "false"
+    return f"""
+        SELECT *, _below OR _above OR _not_whole AS _off FROM (
+            SELECT b.*, s.kind AS _kind, s.scale AS _scale, s.lo AS _lo, s.hi AS _hi,
+                   coalesce(b.{value} < s.lo, false) AS _below,
+                   coalesce(b.{value} > s.hi, false) AS _above,
+                   coalesce({whole} AND b.{value} <> round(b.{value}), false) AS _not_whole,
+                   {unparsed} AS _unparsed
+            FROM {given} b LEFT JOIN {SCALES_TABLE} s ON s.measure = b.measure
+        )
+    """
+
+
+def _refuse(
+    con: duckdb.DuckDBPyConnection,
+    source: Source,
+    flagged: str,
+    value: str,
+    policy: str | None,
+    rater_level: bool,
+) -> None:
+    """Raise for the first value off its scale in ``flagged`` (by row, item, measure, rater)."""
+    order = "row, item, measure" + (", rater" if rater_level else "")
+    hit = (
+        con.sql(f"SELECT * FROM ({flagged}) WHERE _off ORDER BY {order} NULLS LAST LIMIT 1")
+        .pl()
+        .row(0, named=True)
+    )
+    lo, hi, scale = hit["_lo"], hit["_hi"], hit["_scale"]
     bounds = " ".join(
         part
         for part in (
@@ -142,61 +161,70 @@ def _refuse(source: Source, flagged: pl.DataFrame, value: str, policy: str | Non
 
 
 def _apply(
-    source: Source, frame: pl.DataFrame, scales: pl.DataFrame, value: str, policy: str, rater: bool
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """``frame`` after the policy, and its counts per measure with a scale or an unparsed
-    answer (``measure`` + :data:`COUNTS`)."""
-    flagged = _flag(frame, scales, value, rater)
-    human = pl.col("kind") == HUMAN
-    if flagged.filter(human & pl.col("off")).height:
-        _refuse(source, flagged.filter(human), value, None)
-    if policy == "error" and flagged.filter(pl.col("off")).height:
-        _refuse(source, flagged, value, policy)
-    if policy == "missing":
-        new = pl.when(pl.col("off")).then(None).otherwise(pl.col(value))
-    elif policy == "clip":
-        clipped = pl.col(value).clip(pl.col("lo"), pl.col("hi"))
-        whole = pl.col("scale").is_in(_WHOLE) if rater else pl.lit(False)
-        new = pl.when(pl.col("off") & whole).then(clipped.round(0)).otherwise(clipped)
-        new = pl.when(pl.col("off")).then(new).otherwise(pl.col(value))
-    else:
-        new = pl.col(value)
-    applied = flagged.with_columns(new.alias(value)).select(frame.columns)
-    counts = (
-        flagged.group_by("measure")
-        .agg(
-            pl.len().alias("n_values"),
-            pl.col("below").sum().alias("n_below"),
-            pl.col("above").sum().alias("n_above"),
-            pl.col("not_whole").sum().alias("n_not_whole"),
-            pl.col("unparsed").sum().alias("n_unparsed"),
-            pl.col("scale").is_not_null().any().alias("_scaled"),
+    con: duckdb.DuckDBPyConnection,
+    source: Source,
+    table: str,
+    value: str,
+    policy: str,
+    rater_level: bool,
+) -> pl.DataFrame:
+    """Check the values of ``GIVEN[table]`` against their scales, refusing as the policy says,
+    and create view ``table``: the values after the policy. Returns the counts per measure with
+    a scale or an unparsed answer (``measure`` + :data:`COUNTS`)."""
+    given = GIVEN[table]
+    flagged = _flagged(given, value, rater_level)
+    counts = con.sql(
+        f"""
+        SELECT measure, count(*) AS n_values, count_if(_below) AS n_below,
+               count_if(_above) AS n_above, count_if(_not_whole) AS n_not_whole,
+               count_if(_unparsed) AS n_unparsed, bool_or(_scale IS NOT NULL) AS _scaled,
+               count_if(_off AND _kind = '{HUMAN}') AS _human_off, count_if(_off) AS _off
+        FROM ({flagged}) GROUP BY measure
+        """
+    ).pl()
+    if counts["_human_off"].sum():
+        _refuse(con, source, f"SELECT * FROM ({flagged}) WHERE _kind = '{HUMAN}'", value, None,
+                rater_level)  # fmt: skip
+    if policy == "error" and counts["_off"].sum():
+        _refuse(con, source, flagged, value, policy, rater_level)
+    columns = con.execute(f"SELECT * FROM {given} LIMIT 0").description
+    if policy in ("missing", "clip") and counts["_off"].sum():
+        if policy == "missing":
+            new = "NULL"
+        else:  # greatest and least pass over a NULL bound: no bound on that side
+            clipped = f"least(greatest({value}, _lo), _hi)"
+            rounded = f"round_even({clipped}, 0)" if rater_level else clipped
+            new = f"CASE WHEN _scale IN ('likert', 'integer') THEN {rounded} ELSE {clipped} END"
+        select = ", ".join(
+            f"CASE WHEN _off THEN {new} ELSE {value} END AS {value}" if name == value else name
+            for name, *_ in columns
         )
-        .filter(pl.col("_scaled") | (pl.col("n_unparsed") > 0))
-        .drop("_scaled")
-    )
-    return applied, counts
+        con.execute(f"CREATE OR REPLACE TEMP VIEW {table} AS SELECT {select} FROM ({flagged})")
+    else:
+        con.execute(f"CREATE OR REPLACE TEMP VIEW {table} AS SELECT * FROM {given}")
+    return counts.filter(pl.col("_scaled") | (pl.col("n_unparsed") > 0)).select("measure", *COUNTS)
 
 
 def apply_scales(
     con: duckdb.DuckDBPyConnection,
     source: Source,
-    scores: pl.DataFrame,
-    ratings: pl.DataFrame,
     *,
     policy: str,
     batch_wins: bool,
-) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+) -> pl.DataFrame:
     """Check a batch's values against their measures' scales and apply ``policy``.
+
+    Reads the batch's values as given, relations ``_hs_scores_given`` (item-level) and
+    ``_hs_ratings_given`` (rater-level), and creates the views ``_hs_scores`` and
+    ``_hs_ratings``, the values after the policy, which the write reads (:data:`GIVEN`); and
+    table :data:`SCALES_TABLE`. The caller drops the three.
 
     Parameters
     ----------
     con : duckdb.DuckDBPyConnection
-        The store, inside the write's transaction, with the batch registered (``_hs_*``).
+        The store, inside the write's transaction, with the batch staged (``_hs_*``).
     source : Source
         The file (named in errors).
-    scores, ratings : polars.DataFrame
-        The batch's item-level and rater-level values.
     policy : str
         One of :data:`~hanna_stats.store.catalogue.SCALE_POLICIES`, for non-human measures.
     batch_wins : bool
@@ -204,22 +232,29 @@ def apply_scales(
 
     Returns
     -------
-    scores, ratings, counts : polars.DataFrame
-        The values after the policy, and per measure with a scale or an unparsed answer:
-        ``measure, policy`` and :data:`COUNTS`, summed over both tables, by measure name.
+    polars.DataFrame
+        Per measure with a scale or an unparsed answer: ``measure, policy`` and
+        :data:`COUNTS`, summed over both tables, by measure name (no columns when no measure
+        has a scale and no answer is unparsed).
 
     Raises
     ------
     InputError
         For a human value off its scale (always) or any value off its scale under ``error``.
     """
-    scales = _scales(con, batch_wins)
-    if scales.is_empty() and ratings.filter(pl.col("answer").is_not_null()).is_empty():
-        return scores, ratings, pl.DataFrame()
-    scores, from_scores = _apply(source, scores, scales, "value", policy, rater=False)
-    ratings, from_ratings = _apply(source, ratings, scales, "score", policy, rater=True)
-    kinds = scales.select("measure", "kind")
-    counts = (
+    _create_scales(con, batch_wins)
+    ((scaled, answered),) = con.execute(
+        f"SELECT (SELECT count(*) FROM {SCALES_TABLE}), "
+        "EXISTS (SELECT 1 FROM _hs_ratings_given WHERE answer IS NOT NULL)"
+    ).fetchall()
+    if not scaled and not answered:
+        for table, given in GIVEN.items():
+            con.execute(f"CREATE OR REPLACE TEMP VIEW {table} AS SELECT * FROM {given}")
+        return pl.DataFrame()
+    from_scores = _apply(con, source, "_hs_scores", "value", policy, rater_level=False)
+    from_ratings = _apply(con, source, "_hs_ratings", "score", policy, rater_level=True)
+    kinds = con.sql(f"SELECT measure, kind FROM {SCALES_TABLE}").pl()
+    return (
         pl.concat([from_scores, from_ratings])
         .group_by("measure")
         .agg(pl.col(c).sum() for c in COUNTS)
@@ -230,4 +265,10 @@ def apply_scales(
         .select("measure", "policy", *COUNTS)
         .sort("measure")
     )
-    return scores, ratings, counts
+
+
+def drop_scales(con: duckdb.DuckDBPyConnection) -> None:
+    """Drop what :func:`apply_scales` created, if it exists."""
+    for table in GIVEN:
+        con.execute(f"DROP VIEW IF EXISTS {table}")
+    con.execute(f"DROP TABLE IF EXISTS {SCALES_TABLE}")

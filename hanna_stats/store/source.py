@@ -1,7 +1,9 @@
 """Reading input files: bytes, checksum, UTF-8 text, CSV records with row numbers, JSON.
 
 A gzip-compressed file (named ``*.gz``, or starting with gzip's magic bytes) is read as its
-uncompressed content; its checksum is that of the file as given.
+uncompressed content; its checksum is that of the file as given. A :class:`Source` holds the
+file in memory; a :class:`FileSource` (large tidy files) only its name and checksum, hashed in
+blocks, its content being read in streams (:meth:`FileSource.content`, :func:`iter_csv`).
 """
 
 from __future__ import annotations
@@ -14,9 +16,13 @@ import io
 import json
 import re
 import sys
+import tempfile
 import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from hanna_stats.store.errors import DataNotFoundError, InputError
 
@@ -29,26 +35,15 @@ _INTEGER = re.compile(r"[+-]?[0-9]+")
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
-@dataclass(frozen=True)
-class Source:
-    """One input file read into memory.
+#: Bytes read at a time when hashing, uncompressing or scanning a file.
+BLOCK = 1 << 20
 
-    Attributes
-    ----------
-    path : Path
-        The file.
-    data : bytes
-        Its content (uncompressed, for a gzip-compressed file).
-    sha256 : str
-        Hex SHA-256 of the file as given (compressed or not).
-    compressed : bool
-        True when the file was gzip-compressed.
-    """
+
+@dataclass(frozen=True)
+class _File:
+    """What every input file has: its path, and errors that name it."""
 
     path: Path
-    data: bytes
-    sha256: str
-    compressed: bool = field(default=False, kw_only=True)
 
     @property
     def name(self) -> str:
@@ -64,6 +59,73 @@ class Source:
     def error(self, detail: str, **where: object) -> InputError:
         """Build an :class:`InputError` about this file (``where``: row, column, context)."""
         return InputError(detail, file=self.path, **where)
+
+
+@dataclass(frozen=True)
+class Source(_File):
+    """One input file read into memory.
+
+    Attributes
+    ----------
+    path : Path
+        The file.
+    data : bytes
+        Its content (uncompressed, for a gzip-compressed file).
+    sha256 : str
+        Hex SHA-256 of the file as given (compressed or not).
+    compressed : bool
+        True when the file was gzip-compressed.
+    """
+
+    data: bytes
+    sha256: str
+    compressed: bool = field(default=False, kw_only=True)
+
+
+@dataclass(frozen=True)
+class FileSource(_File):
+    """One input file left on disk, read in streams: memory does not grow with its size.
+
+    Attributes
+    ----------
+    path : Path
+        The file.
+    sha256 : str
+        Hex SHA-256 of the file as given (compressed or not), hashed in blocks.
+    compressed : bool
+        True when the file is gzip-compressed.
+    """
+
+    sha256: str
+    compressed: bool = field(default=False, kw_only=True)
+
+    @contextmanager
+    def content(self) -> Iterator[Path]:
+        """The uncompressed content as a file: the file itself, or for a gzip-compressed one
+        a temporary copy uncompressed block by block (deleted on exit).
+
+        Raises
+        ------
+        InputError
+            If the gzip stream is not valid, or holds nothing.
+        """
+        if not self.compressed:
+            yield self.path
+            return
+        with tempfile.TemporaryDirectory(prefix="hanna-stats-") as folder:
+            copy = Path(folder) / self.content_path.name
+            with gzip.open(self.path, "rb") as packed, copy.open("wb") as out:
+                while True:
+                    try:
+                        block = packed.read(BLOCK)
+                    except (OSError, EOFError, zlib.error) as exc:
+                        raise self.error(f"not a valid gzip file ({exc})") from None
+                    if not block:
+                        break
+                    out.write(block)
+            if not copy.stat().st_size:
+                raise self.error("the file is empty (0 bytes once uncompressed)")
+            yield copy
 
 
 def content_path(path: str | Path) -> Path:
@@ -83,22 +145,10 @@ def read_source(path: str | Path) -> Source:
         If it is a folder or empty (0 bytes, or nothing once uncompressed), is named ``.gz``
         without being gzip-compressed, or is not a valid gzip stream.
     """
-    path = Path(path)
-    if path.is_dir():
-        raise InputError("is a folder; this format reads one file", file=path)
-    if not path.is_file():
-        raise DataNotFoundError(f"input file not found: {path}")
+    path = _input_file(path)
     raw = path.read_bytes()
     sha256 = hashlib.sha256(raw).hexdigest()
-    if not raw:
-        raise InputError("the file is empty (0 bytes)", file=path)
-    if not raw.startswith(GZIP_MAGIC):
-        if path.suffix.lower() == GZIP_SUFFIX:
-            raise InputError(
-                "named .gz but not gzip-compressed (it does not start with gzip's magic bytes "
-                "1f 8b); rename it or compress it",
-                file=path,
-            )
+    if not _compressed(path, raw[: len(GZIP_MAGIC)]):
         return Source(path, raw, sha256)
     try:
         data = gzip.decompress(raw)
@@ -107,6 +157,56 @@ def read_source(path: str | Path) -> Source:
     if not data:
         raise InputError("the file is empty (0 bytes once uncompressed)", file=path)
     return Source(path, data, sha256, compressed=True)
+
+
+def read_file_source(path: str | Path) -> FileSource:
+    """Hash a file in blocks without reading it into memory; refused as by
+    :func:`read_source`, except that a gzip stream is checked when its content is read
+    (:meth:`FileSource.content`).
+
+    Raises
+    ------
+    DataNotFoundError
+        If the file does not exist.
+    InputError
+        If it is a folder or empty (0 bytes), or is named ``.gz`` without being
+        gzip-compressed.
+    """
+    path = _input_file(path)
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        head = f.read(len(GZIP_MAGIC))
+        digest.update(head)
+        for block in iter(lambda: f.read(BLOCK), b""):
+            digest.update(block)
+    compressed = _compressed(path, head)
+    return FileSource(path, digest.hexdigest(), compressed=compressed)
+
+
+def _input_file(path: str | Path) -> Path:
+    """``path``, refused when it is a folder or does not exist."""
+    path = Path(path)
+    if path.is_dir():
+        raise InputError("is a folder; this format reads one file", file=path)
+    if not path.is_file():
+        raise DataNotFoundError(f"input file not found: {path}")
+    return path
+
+
+def _compressed(path: Path, head: bytes) -> bool:
+    """Whether a file starting with ``head`` is gzip-compressed; refused when empty, or named
+    ``.gz`` without gzip's magic bytes."""
+    if not head:
+        raise InputError("the file is empty (0 bytes)", file=path)
+    if head.startswith(GZIP_MAGIC):
+        return True
+    if path.suffix.lower() == GZIP_SUFFIX:
+        raise InputError(
+            "named .gz but not gzip-compressed (it does not start with gzip's magic bytes "
+            "1f 8b); rename it or compress it",
+            file=path,
+        )
+    return False
 
 
 def shorten(text: str, limit: int = 40) -> str:
@@ -150,20 +250,79 @@ def integer_cell(
     return value
 
 
-def _csv_reader(text: str):
-    """``csv.reader`` over ``text``, the csv module's field limit (131,072 characters by
-    default: a long LLM answer exceeds it) raised to the text's length, which no field
-    exceeds."""
-    if csv.field_size_limit() < len(text):
-        csv.field_size_limit(len(text))
-    return csv.reader(io.StringIO(text, newline=""))
+#: Opens a file's (uncompressed) content for reading, from its start, each time it is called.
+Opener = Callable[[], BinaryIO]
 
 
-def _record_of_offset(text_before: str) -> int:
-    """0-based CSV record (header = 0) that starts or continues at the end of ``text_before``."""
-    n_records = sum(1 for _ in _csv_reader(text_before))
-    ends_record = text_before == "" or text_before.endswith(("\n", "\r"))
-    return n_records if ends_record else n_records - 1
+def _skip_bom(raw: BinaryIO) -> int:
+    """Position ``raw`` after a leading UTF-8 byte-order mark; the mark's length (0 or 3)."""
+    head = raw.read(len(codecs.BOM_UTF8))
+    bom = len(head) if head == codecs.BOM_UTF8 else 0
+    raw.seek(bom)
+    return bom
+
+
+class _Prefix(io.RawIOBase):
+    """The next ``size`` bytes of ``raw``, as a stream."""
+
+    def __init__(self, raw: BinaryIO, size: int) -> None:
+        self._raw, self._left = raw, size
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        block = self._raw.read(min(len(buffer), self._left))
+        buffer[: len(block)] = block
+        self._left -= len(block)
+        return len(block)
+
+
+def _csv_reader(raw: BinaryIO, limit: int, size: int | None = None):
+    """``csv.reader`` over the UTF-8 text of ``raw`` (its next ``size`` bytes, or all), line
+    ends kept as they are; the csv module's field limit (131,072 characters by default: a long
+    LLM answer exceeds it) raised to ``limit``, the content's length, which no field exceeds."""
+    if csv.field_size_limit() < limit:
+        csv.field_size_limit(limit)
+    stream = raw if size is None else io.BufferedReader(_Prefix(raw, size))
+    return csv.reader(io.TextIOWrapper(stream, encoding="utf-8", newline=""))
+
+
+def _utf8_failure(source: _File, opener: Opener, rows: str) -> InputError | None:
+    """The error naming the first invalid UTF-8 byte of the content (after a leading byte-order
+    mark) and its row (see :func:`decode_text`), found in a scan of bounded memory; None when
+    the content is valid UTF-8."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    with opener() as raw:
+        bom = fed = _skip_bom(raw)
+        while True:
+            block = raw.read(BLOCK)
+            buffered = len(decoder.getstate()[0])
+            try:
+                decoder.decode(block, final=not block)
+            except UnicodeDecodeError as exc:
+                offset = fed - buffered + exc.start
+                break
+            if not block:
+                return None
+            fed += len(block)
+        raw.seek(offset)
+        byte = raw.read(1)[0]
+        raw.seek(max(bom, offset - 1))
+        ends_line = offset == bom or raw.read(1) in (b"\n", b"\r")
+        raw.seek(bom)
+        if rows == "records":  # 0-based CSV record (header = 0) starting or going on there
+            records = sum(1 for _ in _csv_reader(raw, offset, offset - bom))
+            row = records if ends_line else records - 1
+        else:
+            prefix = _Prefix(raw, offset - bom)
+            row = 1 + sum(block.count(b"\n") for block in iter(lambda: prefix.read(BLOCK), b""))
+    return source.error(
+        f"not valid UTF-8 (byte 0x{byte:02x} at offset {offset}"
+        + (" of the uncompressed content)" if source.compressed else ")")
+        + ("" if row > 0 else " in the header"),
+        **({"row": row} if row > 0 else {}),
+    )
 
 
 def decode_text(source: Source, *, rows: str = "records") -> str:
@@ -185,22 +344,88 @@ def decode_text(source: Source, *, rows: str = "records") -> str:
     if rows not in ("records", "lines"):
         raise ValueError(f"rows must be 'records' or 'lines'; got {rows!r}")
     bom = len(codecs.BOM_UTF8) if source.data.startswith(codecs.BOM_UTF8) else 0
-    data = source.data[bom:]
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        before = data[: exc.start].decode("utf-8")
-        row = _record_of_offset(before) if rows == "records" else before.count("\n") + 1
-        raise source.error(
-            f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {bom + exc.start}"
-            + (" of the uncompressed content)" if source.compressed else ")")
-            + ("" if row > 0 else " in the header"),
-            **({"row": row} if row > 0 else {}),
+        return source.data[bom:].decode("utf-8")
+    except UnicodeDecodeError:
+        raise _utf8_failure(source, lambda: io.BytesIO(source.data), rows) from None
+
+
+def iter_csv(source: _File, opener: Opener, size: int) -> Iterator[list[str]]:
+    """The records of a UTF-8 CSV file, read as a stream: first the header (column names,
+    surrounding spaces removed), then the data rows (blank lines left out; the i-th is data row
+    i).
+
+    Parameters
+    ----------
+    source : Source or FileSource
+        The file (named in errors).
+    opener : callable
+        Opens its content (uncompressed) from the start; called again to locate an error.
+    size : int
+        The content's length in bytes.
+
+    Raises
+    ------
+    InputError
+        The first of, in this order whatever their place in the file: bad UTF-8 (naming the
+        row of the first invalid byte), a malformed CSV, no header, an empty or duplicate column
+        name, no data rows, a row whose number of fields differs from the header's (the first).
+        Rows are yielded until such an error is found; it is raised once the rest of the file
+        has been read for an error that comes before it.
+    """
+    header: list[str] | None = None
+    header_error = length_error = None
+    n_rows = 0
+    try:
+        with opener() as raw:
+            _skip_bom(raw)
+            for record in _csv_reader(raw, size):
+                if not record:  # a blank line
+                    continue
+                if header is None:
+                    header = [h.strip() for h in record]
+                    header_error = _header_error(source, header)
+                    if header_error is None:
+                        yield header
+                    continue
+                n_rows += 1
+                if length_error is None and len(record) != len(header):
+                    length_error = source.error(
+                        f"expected {len(header)} fields, got {len(record)}", row=n_rows
+                    )
+                if header_error is None and length_error is None:
+                    yield record
+    except UnicodeDecodeError:
+        raise _utf8_failure(source, opener, "records") from None
+    except csv.Error as exc:
+        raise (
+            _utf8_failure(source, opener, "records") or source.error(f"malformed CSV: {exc}")
         ) from None
+    if header is None:
+        raise source.error("the file has no header and no data rows")
+    if header_error is not None:
+        raise header_error
+    if not n_rows:
+        raise source.error("no data rows (only a header)")
+    if length_error is not None:
+        raise length_error
+
+
+def _header_error(source: _File, header: list[str]) -> InputError | None:
+    """The error of an empty or duplicate column name in ``header``, if any."""
+    seen: set[str] = set()
+    for name in header:
+        if not name:
+            return source.error("empty column name in the header")
+        if name in seen:
+            return source.error("duplicate column in the header", column=name)
+        seen.add(name)
+    return None
 
 
 def csv_records(source: Source) -> tuple[list[str], list[list[str]]]:
-    """Parse a UTF-8 CSV file into its header and data rows.
+    """Parse a UTF-8 CSV file held in memory into its header and data rows (see
+    :func:`iter_csv`).
 
     Returns
     -------
@@ -215,29 +440,9 @@ def csv_records(source: Source) -> tuple[list[str], list[list[str]]]:
         On bad UTF-8, a malformed CSV, duplicate or empty column names, no data rows, or a row
         whose number of fields differs from the header's.
     """
-    text = decode_text(source)
-    try:
-        records = list(_csv_reader(text))
-    except csv.Error as exc:
-        raise source.error(f"malformed CSV: {exc}") from None
-    records = [r for r in records if r]  # blank lines
-    if not records:
-        raise source.error("the file has no header and no data rows")
-    header = [h.strip() for h in records[0]]
-    seen: set[str] = set()
-    for name in header:
-        if not name:
-            raise source.error("empty column name in the header")
-        if name in seen:
-            raise source.error("duplicate column in the header", column=name)
-        seen.add(name)
-    rows = records[1:]
-    if not rows:
-        raise source.error("no data rows (only a header)")
-    for i, row in enumerate(rows, start=1):
-        if len(row) != len(header):
-            raise source.error(f"expected {len(header)} fields, got {len(row)}", row=i)
-    return header, rows
+    records = iter_csv(source, lambda: io.BytesIO(source.data), len(source.data))
+    header = next(records)
+    return header, list(records)
 
 
 def require_columns(source: Source, header: list[str], required: list[str]) -> None:

@@ -20,18 +20,12 @@ import numpy as np
 import polars as pl
 
 from hanna_stats.store.source import csv_records, integer_cell, read_source, require_columns
+from hanna_stats.vocabulary import USER_STUDY_ISSUES
 
 USER_STUDY_FILE = "user_study.csv"
 STORY_ID, EXPLANATION = "Input.story_id", "Input.explanation"
 #: The issues, in the order of the file's columns.
-ISSUES = (
-    "guidelines",
-    "syntax",
-    "superfluous",
-    "incorrectness",
-    "unsubstantiated",
-    "incoherence",
-)
+ISSUES = USER_STUDY_ISSUES
 #: Flag column of each issue.
 FLAG_COLUMNS = {issue: f"Answer.a-{j}-{issue}.1" for j, issue in enumerate(ISSUES, start=1)}
 RATERS_PER_ITEM = 3

@@ -21,12 +21,21 @@ newlines, trailing whitespace removed, and MTME's ``[No translation supplied]`` 
 Only the ``.txt`` forms of sources, references and outputs are read (MTME also accepts ``.jsonl``
 ones).
 
-In the store (one store = one study = one language pair; ``lp`` must be given when the test set
-has several; a store holding another study or pair is refused, whatever ``extend`` and
-``replace`` say, since system and measure names are not tied to a pair):
+In the store (one store = one study = the language pairs of one test set, ingested one pair at a
+time; ``lp`` must be given when the test set has several; a store holding another study, or
+pairs of another test set, is refused whatever ``extend`` and ``replace`` say):
 
+- a language pair is a **subset** of the study (column ``inputs.subset``): the analyses run on
+  one pair (``Study.subset(subset=LP)``, ``--subset LP``) or on each pair, stacked
+  (:func:`hanna_stats.analyses.per_subset`, ``--per-subset``), as the WMT metrics tasks report
+  them. While the store holds one pair the study is named after it (``wmt23 en-de``); a second
+  pair of the same test set (the same folder name) renames it after the test set (``wmt23``).
+  System and measure names are shared by the pairs: the same metric file name in two pairs is
+  one measure, the same system name one system (with no values in a pair it did not take part
+  in); the given system- and domain-level values are kept per pair;
 - an **input** is a segment, named ``LP:i`` with ``i`` the 0-based line of ``sources/LP.txt``
-  (its position); its text is the source segment;
+  (its position among the pair's segments, placed after those of pairs already stored); its
+  text is the source segment;
 - an input's **domain** and **document** are those of its line of ``documents/LP.docs``
   (columns ``inputs.domain``, ``inputs.document``; NULL without the file);
 - a **system** is a file of ``system-outputs/LP/`` other than the standard reference's: the
@@ -35,7 +44,8 @@ has several; a store holding another study or pair is refused, whatever ``extend
   removes its main references from the systems. A system is human-written (``is_human``) when a
   reference of the same name exists (``references/LP.SYS.txt``: MTME's rule for human systems,
   e.g. ``refB`` in a study of ``refA``), so it is left out of correlations unless
-  ``include_human``; systems are ordered by name;
+  ``include_human``; systems are ordered by name (they have no position), those of every pair
+  together, so that a pair's systems are in the same order in a store of several pairs as alone;
 - an **item** is (segment, system), named ``LP:i:SYS``; its text is the output line, its
   reference the line of the standard reference;
 - a human score file is a measure of kind ``human`` named ``NAME``; a metric file a measure of
@@ -558,7 +568,8 @@ def parse_test_set(ts: TestSetSource) -> b.Batch:
             {
                 "name": systems,
                 "is_human": [s in refs for s in systems],
-                "position": list(range(len(systems))),
+                # no position: the systems of every pair of a store sort by name together
+                "position": [None] * len(systems),
             },
         ),
         inputs=b.frame(
@@ -569,6 +580,7 @@ def parse_test_set(ts: TestSetSource) -> b.Batch:
                 "text": sources,
                 "domain": domains or [None] * n,
                 "document": documents or [None] * n,
+                "subset": [lp] * n,
             },
         ),
         items=b.frame(b.ITEMS, items),
@@ -591,7 +603,7 @@ def parse_test_set(ts: TestSetSource) -> b.Batch:
         system_scores=b.frame(
             b.SYSTEM_LEVEL,
             [
-                (system, measure, v, domain)
+                (system, measure, v, domain, lp)
                 for measure, by in given
                 for (system, domain), v in by.items()
             ],

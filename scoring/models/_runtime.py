@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hanna_stats._progress import progress
+from hanna_stats.progress import progress
 from scoring.registry import ScoringConfig
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from importlib import resources
 
 import numpy as np
 
-from hanna_stats._progress import progress
+from hanna_stats.progress import progress
 from scoring.registry import ScoringConfig, Texts, register
 
 _SPACES = re.compile(r"\s+")

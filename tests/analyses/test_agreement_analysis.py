@@ -15,13 +15,7 @@ import pytest
 
 from hanna_stats.analyses.ratings import AGREEMENT_SCHEMA, agreement
 from hanna_stats.kernels.agreement import intraclass_corr, krippendorff_alpha
-from hanna_stats.store import (
-    build_hanna_store,
-    ingest_hanna_metric_scores,
-    ingest_tidy,
-    load_study,
-    open_store,
-)
+from hanna_stats.store import build_hanna_store, ingest, load_study, open_store
 
 CRITERIA = ["Relevance", "Coherence", "Empathy", "Surprise", "Engagement", "Complexity"]
 # Paper, Tab. 3: ICC2k [LB, UB].
@@ -107,7 +101,7 @@ def test_matches_kernels_on_slot_matrix(hanna_con, hanna_agreement):
         res = intraclass_corr(x)
         np.testing.assert_allclose(rows["statistic"][:6], res.statistic, rtol=1e-12)
         for level in ("interval", "ordinal"):
-            alpha = krippendorff_alpha(x.T, level_of_measurement=level).statistic
+            alpha = krippendorff_alpha(x, level_of_measurement=level).statistic
             got = rows.filter(pl.col("statistic_name") == f"alpha_{level}")["statistic"][0]
             assert got == pytest.approx(alpha, rel=1e-12)
     # And pingouin on the same long-format ratings (slot = rater), ICC(A,k) = ICC2k.
@@ -124,7 +118,7 @@ def test_matches_kernels_on_slot_matrix(hanna_con, hanna_agreement):
 
 def test_no_ratings_gives_empty_frame(hanna_dir):
     con = open_store()
-    ingest_hanna_metric_scores(con, hanna_dir / "hanna_metric_scores.csv")
+    ingest(con, hanna_dir / "hanna_metric_scores.csv", format="hanna-metric-scores")
     out = agreement(load_study(con))
     assert out.height == 0
     assert out.schema == pl.Schema(AGREEMENT_SCHEMA)
@@ -164,7 +158,7 @@ def person_con(tmp_path):
             for worker, score in ratings:
                 writer.writerow([item, f"p{item}", "sys", "Quality", score, worker])
     con = open_store()
-    ingest_tidy(con, path)
+    ingest(con, path, format="tidy")
     return con
 
 
@@ -187,7 +181,7 @@ def test_person_raters(person_con):
     np.testing.assert_allclose(icc["statistic"], intraclass_corr(x).statistic, rtol=1e-12)
     alpha = out.filter(pl.col("statistic_name") == "alpha_interval")
     assert alpha["n_targets"][0] == 5 and alpha["n_dropped"][0] == 0
-    padded = np.full((3, 5), np.nan)
+    padded = np.full((5, 3), np.nan)  # items x raters
     for u, ratings in enumerate(PERSON_RATINGS.values()):
-        padded[: len(ratings), u] = [s for _, s in ratings]
+        padded[u, : len(ratings)] = [s for _, s in ratings]
     assert alpha["statistic"][0] == pytest.approx(krippendorff_alpha(padded).statistic)

@@ -4,8 +4,9 @@
 Oracles: ``scipy.stats.kendalltau(method=...)``, ``spearmanr``, ``pearsonr`` (their only
 p-values) and, for Spearman's exact p-value, ``scipy.stats.permutation_test`` over all 10!
 pairings, on vectors built here from ``hanna_metric_scores.csv`` parsed with csv + json (as
-``tests/kernels/test_reproduction_scipy.py``): the per-system means (``np.mean`` of each system's list of
-96 scores) or the 960 pooled items. Multiple testing: ``statsmodels.stats.multitest``.
+``tests/kernels/test_reproduction_scipy.py``): the per-system means (``np.mean`` of each
+system's list of 96 scores) or the 960 pooled items. Multiple testing:
+``statsmodels.stats.multitest``.
 """
 
 from __future__ import annotations
@@ -70,8 +71,8 @@ def _scipy(method, pvalue_method, x, y):
 def _assert_pvalue(ours, statistic, expected, key, method="kendall"):
     """Equal to 1e-12 (relative or absolute), NaN matching NaN. Pearson and Spearman near
     |r| = 1 (a metric against itself): the p-value is ill-conditioned in r, so 1e-16 between two
-    ways of computing r allows only absolute agreement (as tests/kernels/test_pvalue_methods.py); none
-    of the metric-criterion pairs is that close. Kendall's p-value is a function of the integer
+    ways of computing r allows only absolute agreement (as tests/kernels/test_pvalue_methods.py);
+    none of the metric-criterion pairs is that close. Kendall's p-value is a function of the integer
     pair counts: always 1e-12."""
     expected = float(expected)
     if math.isnan(expected):

@@ -17,9 +17,8 @@ from scipy import stats
 
 from hanna_stats.analyses import agreement, judge_criteria, system_means
 from hanna_stats.kernels.agreement import PINGOUIN_LABELS
-from hanna_stats.store import load_study, open_store
+from hanna_stats.store import ingest, load_study, open_store
 from hanna_stats.store.errors import InputError
-from hanna_stats.store.ingest import ingest_tidy
 
 HEADER = "item,input,system,measure,value,rater,kind,criterion,judge,prompt_variant,scale,"
 HEADER += "scale_min,scale_max,answer"
@@ -62,7 +61,7 @@ AFTER = {
 @pytest.mark.parametrize("policy", sorted(AFTER))
 def test_policies_on_per_try_answers(tries_file, policy):
     con = open_store()
-    summary = ingest_tidy(con, tries_file, scale_policy=policy)
+    (summary,) = ingest(con, tries_file, scale_policy=policy, format="tidy")
     rows = con.sql(
         "SELECT item, rater, score, answer FROM rating_records WHERE measure = 'J Fluency' "
         "ORDER BY item, rater"
@@ -109,7 +108,7 @@ def test_policies_on_per_try_answers(tries_file, policy):
 def test_policy_error_refuses_and_writes_nothing(tries_file):
     con = open_store()
     with pytest.raises(InputError, match=r"row 7, column 'value'.*value 7 .*--scale-policy"):
-        ingest_tidy(con, tries_file)  # tidy files default to 'error'
+        ingest(con, tries_file, format="tidy")  # tidy files default to 'error'
     assert con.sql("SELECT count(*) FROM measures").fetchall() == [(0,)]
     assert con.sql("SELECT count(*) FROM scale_checks").fetchall() == [(0,)]
 
@@ -119,7 +118,7 @@ def test_human_rating_off_scale_is_refused_under_every_policy(tmp_path):
     path = write_csv(tmp_path / "bad.csv", rows)
     for policy in ("keep", "clip", "missing"):
         with pytest.raises(InputError, match=r"row 4.*'Fluency' is rated on a Likert scale"):
-            ingest_tidy(open_store(), path, scale_policy=policy)
+            ingest(open_store(), path, scale_policy=policy, format="tidy")
 
 
 def test_item_level_values_are_checked_on_bounds_only(tmp_path):
@@ -130,26 +129,26 @@ def test_item_level_values_are_checked_on_bounds_only(tmp_path):
         ("b", "p", "t", "Q", 5, "", "", "", ""),
     ]
     con = open_store()
-    ingest_tidy(con, write_csv(tmp_path / "good.csv", good, header))
+    ingest(con, write_csv(tmp_path / "good.csv", good, header), format="tidy")
     assert sorted(con.sql("SELECT value FROM story_scores").fetchall()) == [(2.5,), (5.0,)]
     bad = [*good[:1], ("b", "p", "t", "Q", 5.5, "", "", "", "")]
     with pytest.raises(InputError, match=r"row 2.*value 5\.5"):
-        ingest_tidy(open_store(), write_csv(tmp_path / "bad.csv", bad, header))
+        ingest(open_store(), write_csv(tmp_path / "bad.csv", bad, header), format="tidy")
 
 
 def test_stored_scale_applies_to_a_later_file(tmp_path):
     con = open_store()
-    ingest_tidy(con, write_csv(tmp_path / "t.csv", TRIES[:4]))
+    ingest(con, write_csv(tmp_path / "t.csv", TRIES[:4]), format="tidy")
     later = [("c", "p1", "s3", "Fluency", 9, "h1")]
     path = write_csv(tmp_path / "later.csv", later, "item,input,system,measure,value,rater")
     with pytest.raises(InputError, match=r"value 9 .*Likert"):
-        ingest_tidy(con, path)
+        ingest(con, path, format="tidy")
 
 
 def test_unparsed_answers_are_counted_without_a_scale(tmp_path):
     header = "item,input,system,measure,value,rater,kind,answer"
     rows = [("a", "p", "s", "J", 3, "1", "llm-judge", "3"), ("a", "p", "s", "J", "", "2", "", "?")]
-    summary = ingest_tidy(open_store(), write_csv(tmp_path / "u.csv", rows, header))
+    (summary,) = ingest(open_store(), write_csv(tmp_path / "u.csv", rows, header), format="tidy")
     assert summary.scales.select("measure", "policy", "n_values", "n_unparsed").rows() == [
         ("J", "error", 2, 1)
     ]
@@ -164,7 +163,7 @@ def test_judges_without_scale_records_have_an_empty_scale_table(tmp_path):
     rows += [("a", "p1", "s1", "J Fluency", 4, "", "", "Fluency", "J", "1", "", "", "", "")]
     rows += [("b", "p1", "s2", "J Fluency", 2, "", "", "Fluency", "J", "1", "", "", "", "")]
     con = open_store()
-    ingest_tidy(con, write_csv(tmp_path / "t.csv", rows))
+    ingest(con, write_csv(tmp_path / "t.csv", rows), format="tidy")
     table = judge_scale(load_study(con))
     assert table.height == 0
     assert table.schema["n_values"] == pl.Int64 and table.schema["missing"] == pl.Int64
@@ -178,8 +177,11 @@ def test_continuous_and_integer_scales(tmp_path):
         ("a", "p", "s", "I", 2.5, "1", "llm-judge", "integer", "", ""),
         ("a", "p", "s", "I", -40, "2", "", "", "", ""),
     ]
-    summary = ingest_tidy(
-        open_store(), write_csv(tmp_path / "s.csv", rows, header), scale_policy="keep"
+    (summary,) = ingest(
+        open_store(),
+        write_csv(tmp_path / "s.csv", rows, header),
+        scale_policy="keep",
+        format="tidy",
     )
     counts = {r["measure"]: r for r in summary.scales.iter_rows(named=True)}
     assert (counts["C"]["n_above"], counts["C"]["n_not_whole"]) == (1, 0)
@@ -216,7 +218,7 @@ def test_self_consistency_is_agreement_across_tries(tmp_path):
     ]
     header = "item,input,system,measure,value,rater,kind,scale,scale_min,scale_max"
     con = open_store()
-    ingest_tidy(con, write_csv(tmp_path / "j.csv", rows, header))
+    ingest(con, write_csv(tmp_path / "j.csv", rows, header), format="tidy")
     out = agreement(load_study(con), kinds=("llm-judge",))
     assert set(out["measure"]) == {"J"} and set(out["kind"]) == {"llm-judge"}
     long = pl.DataFrame(
@@ -266,7 +268,7 @@ def test_judge_tries_beside_humans_in_the_matched_view(tmp_path):
     lines = [lines[0]] + [line + (",Fluency,J" if ",J Fl," in line else ",,") for line in lines[1:]]
     path.write_text("\n".join(lines) + "\n")
     con = open_store()
-    ingest_tidy(con, path)
+    ingest(con, path, format="tidy")
     study = load_study(con)
     view = judge_criteria(study, level="global", method="pearson")
     got = view.filter((pl.col("rater") == "J") & (pl.col("criterion") == "Fluency"))["statistic"]
@@ -287,7 +289,7 @@ def test_second_run_under_the_same_judge_key_is_refused(tmp_path, tries_file):
     the same key) would be one row of `judges` and two of `judge-williams`: refused, in the same
     file or against the store, with the store unchanged; a distinct prompt variant is taken."""
     con = open_store()
-    ingest_tidy(con, tries_file, scale_policy="keep")
+    ingest(con, tries_file, scale_policy="keep", format="tidy")
     before = con.execute("SELECT count(*) FROM measures").fetchall()
     second = [
         ("a", "p1", "s1", "J Fluency run 2", 3, "1", "", "Fluency", "J", "1", "", "", "", "3"),
@@ -295,14 +297,14 @@ def test_second_run_under_the_same_judge_key_is_refused(tmp_path, tries_file):
     ]
     path = write_csv(tmp_path / "second.csv", second)
     with pytest.raises(InputError, match=r"'J Fluency', 'J Fluency run 2'.*prompt_variant"):
-        ingest_tidy(con, path, scale_policy="keep")
+        ingest(con, path, scale_policy="keep", format="tidy")
     assert con.execute("SELECT count(*) FROM measures").fetchall() == before
     both = write_csv(tmp_path / "both.csv", TRIES + second)
     with pytest.raises(InputError, match="both rate 'Fluency' by judge 'J'"):
-        ingest_tidy(open_store(), both, scale_policy="keep")
+        ingest(open_store(), both, scale_policy="keep", format="tidy")
     renamed = [
         tuple("1 run 2" if v == "1" and k == 9 else v for k, v in enumerate(r)) for r in second
     ]
-    ingest_tidy(con, write_csv(tmp_path / "renamed.csv", renamed), scale_policy="keep")
+    ingest(con, write_csv(tmp_path / "renamed.csv", renamed), scale_policy="keep", format="tidy")
     rows = judge_criteria(load_study(con), level="item").filter(pl.col("criterion") == "Fluency")
     assert sorted(rows["prompt"].to_list(), key=str) == ["1", "1 run 2", None]

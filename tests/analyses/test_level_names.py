@@ -25,12 +25,7 @@ from hanna_stats.analyses import (
     williams_all,
 )
 from hanna_stats.cli import main
-from hanna_stats.store import (
-    ingest_hanna_metric_scores,
-    ingest_tidy,
-    load_study,
-    open_store,
-)
+from hanna_stats.store import ingest, load_study, open_store
 from reports import ReportSettings
 
 SYNONYMS = ("story", "summary", "segment")
@@ -97,7 +92,7 @@ def tidy_file(tmp_path_factory) -> Path:
 def store_file(tidy_file) -> Path:
     path = tidy_file.with_suffix(".duckdb")
     con = open_store(path)
-    ingest_tidy(con, tidy_file, item_word="summary")
+    ingest(con, tidy_file, item_word="summary", format="tidy")
     con.close()
     return path
 
@@ -115,16 +110,16 @@ CALLS = {
     "correlate": lambda s, lv: correlate(s, level=lv),
     "correlate metrics": lambda s, lv: correlate(s, level=lv, against="metrics", method="pearson"),
     "borda": lambda s, lv: borda(s, level=lv),
-    "topk": lambda s, lv: topk(s, ks=[4, 5], level=lv),
+    "topk": lambda s, lv: topk(s, ks=[4, 5], level=lv, method="pearson"),
     "correlation_ci": lambda s, lv: correlation_ci(s, level=lv, resamples=50, seed=3),
     "permutation_test": lambda s, lv: permutation_test(
-        s, criterion="Quality", level=lv, permutations=50, seed=3
+        s, criterion="Quality", level=lv, permutations=50, seed=3, alternative="two-sided"
     ),
-    "williams": lambda s, lv: williams(s, criterion="Quality", level=lv),
+    "williams": lambda s, lv: williams(s, criterion="Quality", level=lv, method="pearson"),
     "williams_all": lambda s, lv: williams_all(s, levels=(lv, "system")),
     "judge_criteria": lambda s, lv: judge_criteria(s, level=lv),
     "rater_panel": lambda s, lv: rater_panel(s, level=lv),
-    "judge_williams": lambda s, lv: judge_williams(s, level=lv),
+    "judge_williams": lambda s, lv: judge_williams(s, level=lv, correction="bh"),
 }
 
 
@@ -163,15 +158,16 @@ def test_item_level_is_the_mean_of_per_input_correlations(store_file):
 
 def test_bad_level_lists_the_accepted_words(store_file):
     study = fresh(store_file)
-    words = "item, system, global, story, summary, segment"
+    words = "'item', 'system', 'global', 'story', 'summary', 'segment'"
     with pytest.raises(ValueError, match=f"level must be one of {words}; got 'paragraph'"):
         correlate(study, level="paragraph")
-    with pytest.raises(ValueError, match="one of item, system, story, summary, segment; got 'g"):
+    item_system = "'item', 'system', 'story', 'summary', 'segment'"
+    with pytest.raises(ValueError, match=f"one of {item_system}; got 'g"):
         borda(study, level="global")
     with pytest.raises(ValueError, match="level must be one of"):
         judge_criteria(study, level="Story")  # words are case-sensitive, as every option
     assert ReportSettings(williams_level="segment").williams_level == "item"
-    with pytest.raises(ValueError, match="item, system, story, summary, segment; got 'global'"):
+    with pytest.raises(ValueError, match=f"{item_system}; got 'global'"):
         ReportSettings(williams_level="global")
 
 
@@ -198,19 +194,19 @@ def study_row(con) -> tuple:
 
 def test_item_word_recorded_by_ingests(hanna_dir, tidy_file):
     con = open_store()
-    ingest_hanna_metric_scores(con, hanna_dir / "hanna_metric_scores.csv")
+    ingest(con, hanna_dir / "hanna_metric_scores.csv", format="hanna-metric-scores")
     assert study_row(con) == ("HANNA", "story")
     assert load_study(con).item_word == "story"
     con = open_store()
-    ingest_tidy(con, tidy_file)
+    ingest(con, tidy_file, format="tidy")
     assert study_row(con) == ("small", "item")
     assert load_study(con).item_word == "item"
     con = open_store()
-    ingest_tidy(con, tidy_file, study="SumEvalish", item_word=" summary ")
+    ingest(con, tidy_file, study="SumEvalish", item_word=" summary ", format="tidy")
     assert study_row(con) == ("SumEvalish", "summary")
     con = open_store()
     with pytest.raises(ValueError, match="item_word must be a non-empty word; got ' '"):
-        ingest_tidy(con, tidy_file, item_word=" ")
+        ingest(con, tidy_file, item_word=" ", format="tidy")
     assert con.execute("SELECT count(*) FROM study").fetchone() == (0,)
 
 
@@ -229,7 +225,7 @@ def test_store_without_item_word_is_migrated(tidy_file, tmp_path, name, word):
     writable open adds it (NULL); either way HANNA's items are stories, others' items."""
     path = tmp_path / "old.duckdb"
     con = open_store(path)
-    ingest_tidy(con, tidy_file, study=name)
+    ingest(con, tidy_file, study=name, format="tidy")
     con.execute("ALTER TABLE study DROP COLUMN item_word")
     con.close()
     con = open_store(path, read_only=True)
@@ -241,7 +237,7 @@ def test_store_without_item_word_is_migrated(tidy_file, tmp_path, name, word):
     assert load_study(con).item_word == word
     more = tidy_file.with_name("more.csv")  # another file of the same study: a new metric
     tidy_rows().filter(pl.col("measure") == "m0").with_columns(measure=pl.lit("m9")).write_csv(more)
-    assert ingest_tidy(con, more, item_word="summary").added["measures"] == 1
+    assert ingest(con, more, item_word="summary", format="tidy")[0].added["measures"] == 1
     assert study_row(con) == (name, None)  # the first ingest's word (none) stands
     assert load_study(con).item_word == word
     con.close()

@@ -19,7 +19,7 @@ from hanna_stats.analyses import (
     permutation_test,
     spa,
 )
-from hanna_stats.store import ingest_tidy, load_study, open_store
+from hanna_stats.store import ingest, load_study, open_store
 
 N_METRICS, N_CRITERIA = 72, 6
 
@@ -163,10 +163,17 @@ def test_spa(metric_study):
 
 
 def test_metric_clusters_follow_the_greedy_rule(metric_study):
-    res = metric_clusters(metric_study, criterion="EM", permutations=200, seed=1, alpha=0.05)
-    assert res.shape == (N_METRICS, 6)
+    res = metric_clusters(
+        metric_study, criterion="EM", level="system", permutations=200, seed=1, alpha=0.05
+    )
+    assert res.shape == (N_METRICS, 10)  # + pvalue_next and the settings permutations, seed, alpha
     tests = permutation_test(
-        metric_study, criterion="EM", permutations=200, seed=1, alternative="greater"
+        metric_study,
+        criterion="EM",
+        level="system",
+        permutations=200,
+        seed=1,
+        alternative="greater",
     )
     p = {(a, b): v for a, b, v in tests.select("measure_a", "measure_b", "pvalue").iter_rows()}
     names, ranks = res["measure"].to_list(), res["rank"].to_list()
@@ -197,8 +204,10 @@ def test_metric_clusters_undefined_statistic_last(tmp_path):
                 ):
                     writer.writerow([item, f"i{g}", f"s{s}", measure, value, kind])
     con = open_store()
-    ingest_tidy(con, path)
-    res = metric_clusters(load_study(con), criterion="Quality", permutations=50, seed=0)
+    ingest(con, path, format="tidy")
+    res = metric_clusters(
+        load_study(con), criterion="Quality", level="system", permutations=50, seed=0
+    )
     assert res["measure"].to_list() == ["good", "bad", "constant"]
     assert np.isnan(res["statistic"][2]) and res["rank"][2] is None
     assert res["rank"][:2].to_list() == [1, 2] or res["rank"][:2].to_list() == [1, 1]

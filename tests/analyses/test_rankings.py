@@ -11,7 +11,10 @@ from hypothesis.extra.numpy import arrays
 
 from hanna_stats.analyses.correlations import correlate
 from hanna_stats.analyses.rankings import borda, topk
-from hanna_stats.kernels import TIE_RULES, borda_count, tie_ranks
+from hanna_stats.kernels import borda_count, tie_ranks
+from hanna_stats.vocabulary import WORDS
+
+TIE_RULES = WORDS["ties"]
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +86,7 @@ def test_tab6_system_level_order_but_not_counts(store):
 
 
 def test_topk_matches_scipy_on_selected_systems(store):
-    df = topk(store, ks=[4, 7, 10])
+    df = topk(store, ks=[4, 7, 10], level="system", method="pearson")
     assert set(df["k"].unique()) == {4, 7, 10}
     cube = store.cube(kinds=("human", "metric"))
     complexity = cube.measures.index("Complexity")
@@ -145,7 +148,7 @@ def test_topk_criteria_rating_different_systems(tmp_path):
 
     import polars as pl
 
-    from hanna_stats.store import ingest_tidy, load_study, open_store
+    from hanna_stats.store import ingest, load_study, open_store
 
     rng = np.random.default_rng(5)
     rows = []
@@ -159,11 +162,11 @@ def test_topk_criteria_rating_different_systems(tmp_path):
     path = tmp_path / "study.csv"
     pl.DataFrame(rows).write_csv(path)
     con = open_store()
-    ingest_tidy(con, path)
+    ingest(con, path, format="tidy")
     study = load_study(con)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        frame = topk(study, ks=range(3, 7))
+        frame = topk(study, ks=range(3, 7), level="system", method="pearson")
     ks = {c: sorted(frame.filter(pl.col("criterion") == c)["k"].unique()) for c in ("A", "B")}
     assert ks == {"A": [3, 4, 5, 6], "B": [3, 4]}
     b4 = frame.filter((pl.col("criterion") == "B") & (pl.col("k") == 4))["systems"][0]

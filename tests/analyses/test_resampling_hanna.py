@@ -47,7 +47,14 @@ def test_correlation_ci_system_level_named_target(con):
 
 
 def test_permutation_test_on_hanna(con):
-    df = permutation_test(con, criterion="Empathy", method="pearson", permutations=200)
+    df = permutation_test(
+        con,
+        criterion="Empathy",
+        level="system",
+        method="pearson",
+        permutations=200,
+        alternative="two-sided",
+    )
     assert df.shape == (72 * 71, 17)
     assert (df["unit"] == "both").all() and (df["n_drawn"] == 200).all()
     # HANNA has no missing score: nothing drops out of any pair.
@@ -72,7 +79,10 @@ def test_story_level_kendall_units_and_early_stopping_on_hanna(con):
         standardize,
     )
 
-    df = permutation_test(con, criterion="Coherence", level="story", permutations=100, seed=3)
+    df = permutation_test(
+        con, criterion="Coherence", level="story", permutations=100, seed=3,
+        alternative="two-sided",
+    )  # fmt: skip
     assert df.shape == (72 * 71, 17) and (df["n_drawn"] == 100).all()
     ref = correlate(con, level="story", method="kendall", kinds=("metric",))
     joined = df.join(
@@ -88,7 +98,7 @@ def test_story_level_kendall_units_and_early_stopping_on_hanna(con):
     np.testing.assert_array_equal(fast, slow)
     stop = permutation_test(
         con, criterion="Coherence", level="story", permutations=400, unit="inputs",
-        stop_alpha=0.05,
+        stop_alpha=0.05, alternative="two-sided",
     )  # fmt: skip
     assert (stop["unit"] == "inputs").all()
     assert stop["n_drawn"].min() < 400 and stop["n_drawn"].max() <= 400

@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from hanna_stats.analyses.ratings import SYSTEM_MEANS_SCHEMA, system_means
-from hanna_stats.store import build_hanna_store, ingest_hanna_metric_scores, load_study, open_store
+from hanna_stats.store import build_hanna_store, ingest, load_study, open_store
 
 COLUMNS = ["Relevance", "Coherence", "Empathy", "Surprise", "Engagement", "Complexity", "Average"]
 # (mean, half-width) per column, as printed (bold/asterisk marks dropped).
@@ -81,7 +81,7 @@ def by_rating(hanna):
 @pytest.fixture(scope="module")
 def by_story(hanna_dir):
     con = open_store()
-    ingest_hanna_metric_scores(con, hanna_dir / "hanna_metric_scores.csv")
+    ingest(con, hanna_dir / "hanna_metric_scores.csv", format="hanna-metric-scores")
     yield system_means(load_study(con))
     con.close()
 

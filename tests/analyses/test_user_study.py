@@ -230,7 +230,10 @@ def test_story_id_must_be_an_integer(tmp_path):
 def test_cli_prints_the_table(hanna_dir, capsys):
     assert main(["user-study", "--data", str(hanna_dir)]) == 0
     out = capsys.readouterr().out
-    assert "gwet_ac1" in out and "unsubstantiated" in out and "0.902314" in out
+    # the terminal table rounds to 4 significant digits (--format csv: every digit)
+    assert "gwet_ac1" in out and "unsubstantiated" in out and "0.9023" in out
+    assert main(["user-study", "--data", str(hanna_dir), "--format", "csv"]) == 0
+    assert "0.902314" in capsys.readouterr().out
 
 
 def test_cli_csv_of_a_file(hanna_dir, capsys):

@@ -145,9 +145,9 @@ def test_closed_pipe_is_quiet(db):
         ["sql", "--db", db, "--format", "csv", "SELECT item, measure, value FROM story_scores"]
     )
     assert result.stdout == "item,measure,value\n" and result.stderr == ""
-    # The table format (print): this one used to end with "error: [Errno 32] Broken pipe".
+    # The table format: this one used to end with "error: [Errno 32] Broken pipe".
     result = _pipe_to_head(["sql", "--db", db, "SELECT item, measure, value FROM story_scores"])
-    assert result.stdout.startswith("shape: (230_208, 3)") and result.stderr == ""
+    assert result.stdout.split() == ["item", "measure", "value"] and result.stderr == ""
 
 
 def test_closed_pipe_table_format_is_quiet(db):

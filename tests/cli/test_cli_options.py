@@ -49,17 +49,17 @@ def test_options_are_keywords_with_the_functions_defaults(command):
         assert value == default, (command.name, name)
 
 
-def test_choices_come_from_the_analyses():
-    from hanna_stats.analyses import _common, correlations
+def test_choices_come_from_the_vocabulary():
+    from hanna_stats.vocabulary import WORDS
 
     args = {a.dest: a for a in _subparser("correlate")._actions}
-    assert tuple(args["level"].choices) == (*_common.LEVELS, *_common.ITEM_SYNONYMS)
-    assert tuple(args["method"].choices) == _common.COEFFICIENTS
-    assert tuple(args["variant"].choices) == _common.VARIANTS
-    assert tuple(args["nan_policy"].choices) == _common.NAN_POLICIES
-    assert tuple(args["against"].choices) == correlations.AGAINST
-    for name, (module, constant) in cli.CHOICES.items():
-        assert cli.choices(name) == tuple(getattr(importlib.import_module(module), constant))
+    assert tuple(args["level"].choices) == WORDS["level_word"]
+    assert tuple(args["method"].choices) == WORDS["coefficient"]
+    assert tuple(args["variant"].choices) == WORDS["variant"]
+    assert tuple(args["nan_policy"].choices) == WORDS["nan_policy"]
+    assert tuple(args["against"].choices) == WORDS["against"]
+    for name in cli.CHOICES:
+        assert cli.choices(name) == WORDS[name]
 
 
 def _subparser(name):
@@ -326,7 +326,17 @@ class _Recorder:
             ),
         ),
         (
-            ["clusters", "--criterion", "EM", "--method", "acc_eq", "--alpha", "0.1"],
+            [
+                "clusters",
+                "--criterion",
+                "EM",
+                "--level",
+                "system",
+                "--method",
+                "acc_eq",
+                "--alpha",
+                "0.1",
+            ],
             "meta_eval:metric_clusters",
             dict(
                 criterion="EM",

@@ -225,7 +225,7 @@ def test_icc_scale_100k_ratings():
     ("level", "expected"), [("nominal", 0.743), ("ordinal", 0.815), ("interval", 0.849)]
 )
 def test_krippendorff_2011_example_c(level, expected):
-    res = krippendorff_alpha(K2011_C, level_of_measurement=level)
+    res = krippendorff_alpha(np.transpose(K2011_C), level_of_measurement=level)
     assert round(res.statistic, 3) == expected
     # 12 units, unit 12 has a single value: 11 pairable units holding 40 values.
     assert (res.n_units, res.n_pairable) == (11, 40)
@@ -234,15 +234,16 @@ def test_krippendorff_2011_example_c(level, expected):
 def test_krippendorff_2011_example_c_disagreements():
     # Nominal: o_ck off-diagonal sum = 8 -> D_o = 8 / 40; n.. = 40 with n_c = 9, 13, 10, 5, 3
     # -> D_e = (40^2 - (81 + 169 + 100 + 25 + 9)) / (40 * 39) = 1216 / 1560.
-    res = krippendorff_alpha(K2011_C, level_of_measurement="nominal")
+    res = krippendorff_alpha(np.transpose(K2011_C), level_of_measurement="nominal")
     assert res.observed_disagreement == pytest.approx(8 / 40)
     assert res.expected_disagreement == pytest.approx(1216 / 1560)
     assert res.statistic == pytest.approx(1 - (8 / 40) / (1216 / 1560))
 
 
 def test_krippendorff_2011_binary_and_nominal_two_observers():
-    assert round(krippendorff_alpha(K2011_A, level_of_measurement="nominal").statistic, 3) == 0.095
-    assert round(krippendorff_alpha(K2011_B, level_of_measurement="nominal").statistic, 3) == 0.692
+    for data, expected in ((K2011_A, 0.095), (K2011_B, 0.692)):
+        res = krippendorff_alpha(np.transpose(data), level_of_measurement="nominal")
+        assert round(res.statistic, 3) == expected
 
 
 def test_alpha_hand_worked_interval():
@@ -250,16 +251,16 @@ def test_alpha_hand_worked_interval():
     # Observed: each unit's ordered pairs (2 of them, weight 1/(2-1)): (1-2)^2*2 + 0 + (5-4)^2*2
     # = 4 -> D_o = 4/6. Expected: sum_{c,k} n_c n_k (c-k)^2 = 2 n SS, SS = sum (v - 3)^2 = 10
     # -> 120 / (6*5) = 4. alpha = 1 - (4/6)/4 = 5/6.
-    res = krippendorff_alpha([[1, 3, 5], [2, 3, 4]], level_of_measurement="interval")
+    res = krippendorff_alpha([[1, 2], [3, 3], [5, 4]], level_of_measurement="interval")
     assert res.statistic == pytest.approx(5 / 6)
     # Nominal: 2 disagreeing units x 2 ordered pairs = 4 -> D_o = 4/6; values 1,2,3,3,4,5:
     # sum n_c^2 = 1+1+4+1+1 = 8 -> D_e = (36 - 8)/30; alpha = 1 - (4/6)/(28/30) = 2/7.
-    res = krippendorff_alpha([[1, 3, 5], [2, 3, 4]], level_of_measurement="nominal")
+    res = krippendorff_alpha([[1, 2], [3, 3], [5, 4]], level_of_measurement="nominal")
     assert res.statistic == pytest.approx(2 / 7)
 
 
 def test_alpha_perfect_and_degenerate():
-    assert krippendorff_alpha([[1, 2, 3], [1, 2, 3]]).statistic == 1.0
+    assert krippendorff_alpha([[1, 1], [2, 2], [3, 3]]).statistic == 1.0
     # No variation at all: D_e = 0, alpha undefined.
     assert math.isnan(krippendorff_alpha([[2, 2], [2, 2]]).statistic)
     # No unit with two values: nothing pairable.
@@ -269,11 +270,13 @@ def test_alpha_perfect_and_degenerate():
 
 def test_alpha_errors():
     with pytest.raises(ValueError, match="level_of_measurement"):
-        krippendorff_alpha(K2011_C, level_of_measurement="ratio")
-    with pytest.raises(ValueError, match="reliability_data must have 2 dimension"):
+        krippendorff_alpha(np.transpose(K2011_C), level_of_measurement="ratio")
+    with pytest.raises(ValueError, match="ratings must have 2 dimension"):
         krippendorff_alpha([1, 2, 3])
-    with pytest.raises(ValueError, match="reliability_data must not hold infinite"):
+    with pytest.raises(ValueError, match="ratings must not hold infinite"):
         krippendorff_alpha([[1, math.inf], [1, 2]])
+    with pytest.raises(ValueError, match="layout must be one of 'items x raters', 'raters x"):
+        krippendorff_alpha(np.transpose(K2011_C), layout="units x raters")
 
 
 reliability = hnp.arrays(
@@ -287,7 +290,7 @@ reliability = hnp.arrays(
 @settings(deadline=None, max_examples=40)
 @given(x=reliability, level=st.sampled_from(["nominal", "ordinal", "interval"]))
 def test_alpha_against_krippendorff_package(x, level):
-    res = krippendorff_alpha(x, level_of_measurement=level)
+    res = krippendorff_alpha(x.T, level_of_measurement=level)  # x: raters x units
     values = x[:, (~np.isnan(x)).sum(axis=0) >= 2]
     assume(np.unique(values[~np.isnan(values)]).size >= 2)
     want = kd.alpha(reliability_data=x, level_of_measurement=level)
@@ -303,8 +306,8 @@ def test_alpha_ignores_rater_identity(x, seed):
     for u in range(y.shape[1]):
         y[:, u] = rng.permutation(y[:, u])
     for level in ("nominal", "ordinal", "interval"):
-        a = krippendorff_alpha(x, level_of_measurement=level).statistic
-        b = krippendorff_alpha(y, level_of_measurement=level).statistic
+        a = krippendorff_alpha(x.T, level_of_measurement=level).statistic
+        b = krippendorff_alpha(y.T, level_of_measurement=level).statistic
         assert (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, rel=1e-12, abs=1e-12)
 
 
@@ -312,6 +315,34 @@ def test_alpha_ignores_rater_identity(x, seed):
 @given(x=reliability)
 def test_ordinal_alpha_invariant_under_monotone_recoding(x):
     # Ordinal alpha depends on the order of the values only.
-    a = krippendorff_alpha(x, level_of_measurement="ordinal").statistic
-    b = krippendorff_alpha(np.exp(x), level_of_measurement="ordinal").statistic
+    a = krippendorff_alpha(x.T, level_of_measurement="ordinal").statistic
+    b = krippendorff_alpha(np.exp(x).T, level_of_measurement="ordinal").statistic
     assert (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, rel=1e-12, abs=1e-12)
+
+
+# --- shapes and interval methods ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("level", ["nominal", "ordinal", "interval"])
+def test_alpha_reads_items_x_raters_and_the_transpose_by_name(level):
+    # Krippendorff's reliability data (observers x units) is the transpose of the default;
+    # layout="raters x items" reads it as printed, with the same result, interval included.
+    items = np.transpose(K2011_C)
+    kwargs = {"level_of_measurement": level, "confidence": 0.9, "resamples": 30, "seed": 2}
+    by_name = krippendorff_alpha(K2011_C, layout="raters x items", **kwargs)
+    assert by_name == krippendorff_alpha(items, **kwargs)
+    assert by_name == krippendorff_alpha(items, layout="items x raters", **kwargs)
+    assert (by_name.n_units, by_name.interval_method) == (11, "percentile")
+    assert krippendorff_alpha(items, level_of_measurement=level).interval_method is None
+
+
+def test_icc_reads_the_transpose_by_name():
+    x = np.array(SHROUT_FLEISS, dtype=float)
+    res = intraclass_corr(x)
+    by_name = intraclass_corr(x.T, layout="raters x items")
+    np.testing.assert_array_equal(by_name.statistic, res.statistic)
+    np.testing.assert_array_equal(by_name.ci_low, res.ci_low)
+    assert (by_name.n_targets, by_name.n_raters) == (6, 4)
+    assert res.interval_method == by_name.interval_method == "F"
+    with pytest.raises(ValueError, match="layout must be one of"):
+        intraclass_corr(x, layout="targets x raters")

@@ -28,7 +28,8 @@ NAN = math.nan
 LEVELS = ("nominal", "ordinal", "interval")
 RESAMPLES = 20
 
-# Krippendorff (2011), reliability data with missing values: observers A-D x units 1-12.
+# Krippendorff (2011), reliability data with missing values: observers A-D x units 1-12, as
+# printed (the krippendorff package's layout); the kernel reads its transpose, units x observers.
 K2011_C = np.array(
     [
         [1, 2, 3, 3, 2, 1, 4, 1, 2, NAN, NAN, NAN],
@@ -43,7 +44,8 @@ def likert(values):
     return st.one_of(values, st.just(NAN))
 
 
-# Small raters x units matrices: Likert values 1-5, or quarter steps in [-10, 10] (many distinct
+# Small raters x units matrices (the krippendorff package's layout; the kernel reads their
+# transposes): Likert values 1-5, or quarter steps in [-10, 10] (many distinct
 # values: many nominal categories, ordinal ranks with few ties), with missing values.
 reliability = st.one_of(
     hnp.arrays(
@@ -94,9 +96,9 @@ def assert_same(got, want):
 @settings(deadline=None, max_examples=30)
 @given(x=reliability, level=st.sampled_from(LEVELS), seed=st.integers(0, 2**32))
 def test_point_value_unchanged_and_equal_to_krippendorff(x, level, seed):
-    plain = krippendorff_alpha(x, level_of_measurement=level)
+    plain = krippendorff_alpha(x.T, level_of_measurement=level)
     with_ci = krippendorff_alpha(
-        x, level_of_measurement=level, confidence=0.9, resamples=RESAMPLES, seed=seed
+        x.T, level_of_measurement=level, confidence=0.9, resamples=RESAMPLES, seed=seed
     )
     assert with_ci[:5] == pytest.approx(plain[:5], nan_ok=True)
     assert plain.confidence_interval == pytest.approx((NAN, NAN), nan_ok=True)
@@ -115,9 +117,11 @@ def test_result_keeps_its_fields_in_order():
         "n_units",
         "confidence_interval",
         "n_valid",
+        "interval_method",
     )
     old = AlphaResult(NAN, NAN, NAN, 0, 0)  # positional construction of the five old fields
     assert old.n_valid == 0 and all(math.isnan(v) for v in old.confidence_interval)
+    assert old.interval_method is None
 
 
 def test_constant_non_integer_data_is_undefined():
@@ -125,7 +129,7 @@ def test_constant_non_integer_data_is_undefined():
     # resample too.
     x = np.full((2, 3), 0.1)
     for level in LEVELS:
-        res = krippendorff_alpha(x, level_of_measurement=level, confidence=0.9, resamples=5)
+        res = krippendorff_alpha(x.T, level_of_measurement=level, confidence=0.9, resamples=5)
         assert math.isnan(res.statistic), level
         assert res.n_valid == 0 and all(math.isnan(v) for v in res.confidence_interval)
 
@@ -139,7 +143,9 @@ def test_constant_non_integer_data_is_undefined():
 def test_interval_equals_a_loop_bootstrap(level, x, seed, confidence):
     n_units = x.shape[1]
     indices = np.random.default_rng(seed).integers(0, n_units, (RESAMPLES, n_units))
-    res = krippendorff_alpha(x, level_of_measurement=level, confidence=confidence, indices=indices)
+    res = krippendorff_alpha(
+        x.T, level_of_measurement=level, confidence=confidence, indices=indices
+    )
     want, n_valid = loop_bootstrap(x, level, indices, confidence)
     assert res.n_valid == n_valid
     if n_valid:
@@ -151,7 +157,7 @@ def test_interval_equals_a_loop_bootstrap(level, x, seed, confidence):
 @pytest.mark.parametrize("level", LEVELS)
 def test_interval_on_krippendorff_2011(level):
     indices = np.random.default_rng(7).integers(0, 12, (40, 12))
-    res = krippendorff_alpha(K2011_C, level_of_measurement=level, confidence=0.9, indices=indices)
+    res = krippendorff_alpha(K2011_C.T, level_of_measurement=level, confidence=0.9, indices=indices)
     want, n_valid = loop_bootstrap(K2011_C, level, indices, 0.9)
     assert res.n_valid == n_valid == 40
     assert_same(res.confidence_interval, want)
@@ -164,7 +170,7 @@ def test_hand_worked_interval():
     # D_o = 6/6; n_c = 2, 2, 1, 1 -> D_e = (36 - 10) / 30 -> alpha = 1 - 30/26 = -2/13.
     # Defined values -2/13 < 2/7; linear quantiles at 0.25 and 0.75 (confidence 0.5):
     # -2/13 + q (2/7 + 2/13) = -14/91 + q 40/91 -> -4/91 and 16/91.
-    x = [[1, 3, 5], [2, 3, 4]]
+    x = [[1, 2], [3, 3], [5, 4]]  # units x raters
     indices = [[0, 1, 2], [1, 1, 1], [0, 0, 2]]
     res = krippendorff_alpha(x, level_of_measurement="nominal", confidence=0.5, indices=indices)
     assert res.statistic == pytest.approx(2 / 7)
@@ -174,33 +180,33 @@ def test_hand_worked_interval():
 
 def test_seed_reproducible_and_equal_to_its_indices():
     kwargs = {"level_of_measurement": "interval", "confidence": 0.95, "resamples": 50}
-    first = krippendorff_alpha(K2011_C, seed=3, **kwargs)
-    assert krippendorff_alpha(K2011_C, seed=3, **kwargs) == first
-    assert krippendorff_alpha(K2011_C, seed=4, **kwargs) != first
+    first = krippendorff_alpha(K2011_C.T, seed=3, **kwargs)
+    assert krippendorff_alpha(K2011_C.T, seed=3, **kwargs) == first
+    assert krippendorff_alpha(K2011_C.T, seed=4, **kwargs) != first
     drawn = np.random.default_rng(3).integers(0, 12, (50, 12))
     level = kwargs["level_of_measurement"]
     by_indices = krippendorff_alpha(
-        K2011_C, level_of_measurement=level, confidence=0.95, indices=drawn
+        K2011_C.T, level_of_measurement=level, confidence=0.95, indices=drawn
     )
     assert by_indices == first
     helper = bootstrap_indices(12, 1, resamples=50, seed=3).inputs
     assert (
-        krippendorff_alpha(K2011_C, level_of_measurement=level, confidence=0.95, indices=helper)
+        krippendorff_alpha(K2011_C.T, level_of_measurement=level, confidence=0.95, indices=helper)
         == first
     )
     # A Generator is advanced by the draw: two calls on one Generator draw different indices.
     rng = np.random.default_rng(3)
-    assert krippendorff_alpha(K2011_C, seed=rng, **kwargs) == first
-    assert krippendorff_alpha(K2011_C, seed=rng, **kwargs) != first
+    assert krippendorff_alpha(K2011_C.T, seed=rng, **kwargs) == first
+    assert krippendorff_alpha(K2011_C.T, seed=rng, **kwargs) != first
 
 
 def test_indices_any_integer_type_and_override_resamples():
     drawn = np.random.default_rng(0).integers(0, 12, (30, 12))
-    want = krippendorff_alpha(K2011_C, confidence=0.9, indices=drawn)
+    want = krippendorff_alpha(K2011_C.T, confidence=0.9, indices=drawn)
     for same in (drawn.astype(np.int32), drawn.astype(np.uint16), drawn.tolist()):
-        assert krippendorff_alpha(K2011_C, confidence=0.9, indices=same) == want
+        assert krippendorff_alpha(K2011_C.T, confidence=0.9, indices=same) == want
     # resamples is ignored when indices are given.
-    assert krippendorff_alpha(K2011_C, confidence=0.9, indices=drawn, resamples=7) == want
+    assert krippendorff_alpha(K2011_C.T, confidence=0.9, indices=drawn, resamples=7) == want
     assert want.n_valid == 30
 
 
@@ -208,14 +214,14 @@ def test_indices_any_integer_type_and_override_resamples():
 def test_blocks_of_resamples_do_not_change_the_result(level, monkeypatch):
     # The resamples are weighted in blocks; a block of one resample gives identical values.
     kwargs = {"level_of_measurement": level, "confidence": 0.8, "resamples": 25, "seed": 1}
-    want = krippendorff_alpha(K2011_C, **kwargs)
+    want = krippendorff_alpha(K2011_C.T, **kwargs)
     monkeypatch.setattr(agreement_module, "_BLOCK", 1)
-    assert krippendorff_alpha(K2011_C, **kwargs) == want
+    assert krippendorff_alpha(K2011_C.T, **kwargs) == want
 
 
 def test_units_without_pairs_are_drawn_but_add_nothing():
-    # Column 3 has one value: a resample drawing it thrice holds two pairable units.
-    x = [[1, 2, 2, 4], [1, 3, 2, NAN]]
+    # Unit 3 has one value: a resample drawing it thrice holds two pairable units.
+    x = [[1, 1], [2, 3], [2, 2], [4, NAN]]  # units x raters
     indices = [[0, 1, 2, 3], [3, 3, 3, 0], [3, 3, 3, 3]]
     res = krippendorff_alpha(x, level_of_measurement="interval", confidence=0.5, indices=indices)
     # [3, 3, 3, 0]: only unit (1, 1) pairable: D_e = 0. [3, 3, 3, 3]: nothing pairable.
@@ -249,7 +255,7 @@ def test_units_without_pairs_are_drawn_but_add_nothing():
 )
 def test_bad_arguments_name_the_argument(kwargs, name):
     with pytest.raises(ValueError, match=name):
-        krippendorff_alpha(K2011_C, **kwargs)
+        krippendorff_alpha(K2011_C.T, **kwargs)
 
 
 def test_bad_arguments_without_pairable_units():

@@ -20,10 +20,6 @@ from hypothesis.extra.numpy import arrays
 
 import hanna_stats.kernels as kernels
 from hanna_stats.kernels import (
-    CORRECTIONS,
-    LEVELS,
-    METHODS,
-    TIE_RULES,
     BootstrapIndices,
     adjust_pvalues,
     aggregate_groups,
@@ -39,6 +35,9 @@ from hanna_stats.kernels import (
     tie_ranks,
 )
 from hanna_stats.kernels._options import check_count, check_seed
+from hanna_stats.vocabulary import WORDS
+
+TIE_RULES, METHODS = WORDS["ties"], WORDS["method"]
 
 rng = np.random.default_rng(0)
 CUBE = rng.normal(size=(3, 6, 5)).round(1)
@@ -54,8 +53,13 @@ def test_public_kernels_are_plain_python_functions():
 def test_option_tuples():
     assert TIE_RULES == ("average", "min", "max")
     assert METHODS == ("pearson", "spearman", "kendall")
-    assert LEVELS == ("item", "system", "global")
-    assert CORRECTIONS == ("bh", "by", "holm", "bonferroni")
+    assert WORDS["level"] == ("item", "system", "global")
+    assert WORDS["correction"] == ("bh", "by", "holm", "bonferroni")
+
+
+def test_kernels_export_no_copy_of_the_words():
+    tuples = [n for n in kernels.__all__ if isinstance(getattr(kernels, n), tuple)]
+    assert tuples == []
 
 
 def test_no_scipy_stats_on_import():

@@ -273,7 +273,10 @@ PP_M2 = np.array([1, 5, 4, 4, 4, 3, 2, 1], float).reshape(4, 2).T
 def test_calibrated_permutation_exact_enumeration():
     M = np.stack([PP_M1, PP_M2])
     all_swaps = np.array(list(itertools.product((0, 1), repeat=12)), dtype=np.uint8)
-    res = calibrated_permutation_test(PP_GOLD, M, swaps=all_swaps.reshape(-1, 2, 6))
+    res = calibrated_permutation_test(PP_GOLD[None], M, swaps=all_swaps.reshape(-1, 2, 6))
+    assert res.statistic.shape == res.epsilon.shape == (1, 2)
+    assert res.delta.shape == res.pvalue.shape == (1, 2, 2)
+    res = res.for_human(0)
     tau1 = tie_calibration(PP_GOLD[None], PP_M1[None]).statistic[0, 0]
     tau2 = tie_calibration(PP_GOLD[None], PP_M2[None]).statistic[0, 0]
     assert res.delta[1, 0] == pytest.approx(tau2 - tau1)  # MTME's delta = tau2 - tau1
@@ -307,7 +310,9 @@ def test_calibrated_permutation_with_missing_values():
     m1 = np.array([[1, 3, 2], [2, 2, 1]])
     m2 = np.array([[3, 2, 1], [1, 2, NAN]])
     patterns = np.array(list(itertools.product((0, 1), repeat=6)), np.uint8).reshape(-1, 2, 3)
-    res = calibrated_permutation_test(h, np.stack([m1, m2]), epsilon=0.5, swaps=patterns)
+    res = calibrated_permutation_test(
+        h[None], np.stack([m1, m2]), epsilon=0.5, swaps=patterns
+    ).for_human(0)
     pairs = [(g, i, j) for g in range(2) for i, j in itertools.combinations(range(3), 2)]
     valid = [not np.isnan([h[g, i], h[g, j], m1[g, i], m1[g, j], m2[g, i], m2[g, j]]).any()
              for g, i, j in pairs]  # fmt: skip
@@ -338,12 +343,12 @@ def test_calibrated_permutation_with_missing_values():
 
 def test_calibrated_permutation_seeded_and_checked():
     M = np.stack([PP_M1, PP_M2])
-    a = calibrated_permutation_test(PP_GOLD, M, permutations=500, seed=7)
-    b = calibrated_permutation_test(PP_GOLD, M, permutations=500, seed=7)
+    a = calibrated_permutation_test(PP_GOLD[None], M, permutations=500, seed=7)
+    b = calibrated_permutation_test(PP_GOLD[None], M, permutations=500, seed=7)
     np.testing.assert_array_equal(a.pvalue, b.pvalue)
-    assert np.isnan(np.diag(a.pvalue)).all()
+    assert np.isnan(np.diag(a.pvalue[0])).all()
     with pytest.raises(ValueError, match=r"swaps must have shape \(K, 2, 6\)"):
-        calibrated_permutation_test(PP_GOLD, M, swaps=np.zeros((3, 2, 5), np.uint8))
+        calibrated_permutation_test(PP_GOLD[None], M, swaps=np.zeros((3, 2, 5), np.uint8))
 
 
 def test_recalibrated_permutation_exact_enumeration():
@@ -355,7 +360,9 @@ def test_recalibrated_permutation_exact_enumeration():
     m1 = np.array([1, 2, 3, 3, 7, 3, 5, 5], float).reshape(4, 2).T
     m2 = np.array([2, 1, 2, 6, 8, 8, 7, 6], float).reshape(4, 2).T
     patterns = np.array(list(itertools.product((0, 1), repeat=8)), np.uint8).reshape(-1, 2, 4)
-    res = calibrated_permutation_test(gold, np.stack([m1, m2]), swap="scores", swaps=patterns)
+    res = calibrated_permutation_test(
+        gold[None], np.stack([m1, m2]), swap="scores", swaps=patterns
+    ).for_human(0)
     tau1, tau2 = (_brute_force(gold, m)[0] for m in (m1, m2))
     assert res.delta[1, 0] == pytest.approx(tau2 - tau1)
     z1, z2 = ((m - m.mean()) / m.std() for m in (m1, m2))
@@ -368,7 +375,7 @@ def test_recalibrated_permutation_exact_enumeration():
     assert res.pvalue[0, 1] == pytest.approx(hits[1] / len(patterns))
     assert 0 < res.pvalue[0, 1] < 1
     with pytest.raises(ValueError, match="epsilon must be None"):
-        calibrated_permutation_test(gold, np.stack([m1, m2]), swap="scores", epsilon=1.0)
+        calibrated_permutation_test(gold[None], np.stack([m1, m2]), swap="scores", epsilon=1.0)
 
 
 def test_recalibrated_observed_difference_uses_the_values_of_the_null():
@@ -379,8 +386,92 @@ def test_recalibrated_observed_difference_uses_the_values_of_the_null():
     h = rng.integers(1, 4, size=(1, 3, 4)).astype(float)[0]
     M = rng.integers(0, 20, size=(2, 3, 4)) / 10
     identity = np.zeros((1, 3, 4), np.uint8)
-    res = calibrated_permutation_test(h, M, swap="scores", swaps=identity)
-    assert res.pvalue[0, 1] == res.pvalue[1, 0] == 1.0
+    res = calibrated_permutation_test(h[None], M, swap="scores", swaps=identity)
+    assert res.pvalue[0, 0, 1] == res.pvalue[0, 1, 0] == 1.0
+
+
+def test_calibrated_permutation_takes_cubes_as_tie_calibration():
+    # H is a cube of human measures (Mh, G, S), as tie_calibration's: statistic and epsilon
+    # (Mh, Mm) are tie_calibration's; each human measure's p-values are those of a test of it
+    # alone with the same seed (one draw of swaps serves all).
+    rng = np.random.default_rng(3)
+    H = rng.integers(1, 4, size=(2, 3, 4)).astype(float)
+    M = rng.integers(0, 6, size=(3, 3, 4)) / 2
+    for swap, permutations in (("pairs", 300), ("scores", 20)):
+        res = calibrated_permutation_test(H, M, permutations=permutations, seed=5, swap=swap)
+        cal = tie_calibration(H, M)
+        np.testing.assert_array_equal(res.statistic, cal.statistic)
+        np.testing.assert_array_equal(res.epsilon, cal.epsilon)
+        assert res.delta.shape == res.pvalue.shape == (2, 3, 3)
+        for i in range(2):
+            one = calibrated_permutation_test(
+                H[[i]], M, permutations=permutations, seed=5, swap=swap
+            ).for_human(0)
+            mine = res.for_human(i)
+            for got, want in zip(mine, one, strict=True):
+                np.testing.assert_array_equal(got, want)
+            np.testing.assert_array_equal(mine.delta, one.statistic[:, None] - one.statistic)
+    with pytest.raises(ValueError, match=r"H must have 3 dimensions .* pass h\[None\]"):
+        calibrated_permutation_test(H[0], M)
+    with pytest.raises(ValueError, match="cell_order must be one of 'input-major', 'system-m"):
+        calibrated_permutation_test(H, M, cell_order="row-major")
+
+
+def _global_pair_pvalue(h, m1, m2, e1, e2, swaps):
+    """Plain reference at global level: the cells of (G, S) matrices packed system after system
+    (mt-metrics-eval's vectors), pairs i < j of that vector in row-major order, one swap
+    indicator per pair; p-value of "m1 agrees better"."""
+    hv, v1, v2 = (x.T.ravel() for x in (h, m1, m2))  # system-major: cell (g, s) at s G + g
+    pairs = list(itertools.combinations(range(hv.size), 2))
+
+    def correct(v, e):
+        out = []
+        for i, j in pairs:
+            ms = 0 if abs(v[j] - v[i]) <= e else np.sign(v[j] - v[i])
+            out.append(float(np.sign(hv[j] - hv[i]) == ms))
+        return np.array(out)
+
+    c1, c2 = correct(v1, e1), correct(v2, e2)
+    observed = c1.mean() - c2.mean()
+    hits = [np.where(s, c2, c1).mean() - np.where(s, c1, c2).mean() >= observed - 1e-12
+            for s in swaps]  # fmt: skip
+    return np.mean(hits)
+
+
+def test_calibrated_permutation_global_cell_order():
+    # At global level the pairs of swaps number the G S cells input after input (default) or
+    # system after system (cell_order="system-major", mt-metrics-eval's packing): swaps given
+    # in one order, reordered to the other's pairs, give the same p-values.
+    rng = np.random.default_rng(11)
+    G, S = 2, 3
+    h = rng.integers(1, 4, size=(G, S)).astype(float)
+    M = rng.integers(0, 5, size=(2, G, S)).astype(float)
+    n = G * S
+    pairs = list(itertools.combinations(range(n), 2))
+    swaps = rng.integers(0, 2, size=(64, 1, len(pairs)), dtype=np.uint8)
+    kwargs = {"level": "global", "swaps": swaps}
+    system = calibrated_permutation_test(h[None], M, cell_order="system-major", **kwargs)
+    # The same coins on the same pairs of cells, numbered input after input.
+    position = {pair: k for k, pair in enumerate(pairs)}
+    cell = [(o % G, o // G) for o in range(n)]  # system-major observation -> (g, s)
+    moved = np.empty_like(swaps)
+    for k, (i, j) in enumerate(pairs):
+        a, b = sorted(g * S + s for g, s in (cell[i], cell[j]))
+        moved[:, 0, position[(a, b)]] = swaps[:, 0, k]
+    inputs = calibrated_permutation_test(h[None], M, level="global", swaps=moved)
+    np.testing.assert_array_equal(system.pvalue, inputs.pvalue)
+    np.testing.assert_array_equal(system.statistic, inputs.statistic)
+    np.testing.assert_array_equal(system.epsilon, inputs.epsilon)
+    default = calibrated_permutation_test(h[None], M, **kwargs)
+    same = calibrated_permutation_test(h[None], M, cell_order="input-major", **kwargs)
+    for got, want in zip(default, same, strict=True):
+        np.testing.assert_array_equal(got, want)
+    e1, e2 = system.epsilon[0]
+    want = _global_pair_pvalue(h, M[0], M[1], e1, e2, swaps[:, 0])
+    assert system.pvalue[0, 0, 1] == pytest.approx(want)
+    want = _global_pair_pvalue(h, M[1], M[0], e2, e1, swaps[:, 0])
+    assert system.pvalue[0, 1, 0] == pytest.approx(want)
+    assert system.pvalue[0, 1, 0] != default.pvalue[0, 1, 0]  # the order matters here
 
 
 # ---------------------------------------------------------------- soft pairwise accuracy

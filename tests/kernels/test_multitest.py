@@ -9,7 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from statsmodels.stats.multitest import multipletests
 
-from hanna_stats.kernels.multitest import METHODS, adjust_pvalues
+from hanna_stats.kernels.multitest import adjust_pvalues
+from hanna_stats.vocabulary import WORDS
+
+METHODS = WORDS["correction"]
 
 STATSMODELS = {"bh": "fdr_bh", "by": "fdr_by", "holm": "holm", "bonferroni": "bonferroni"}
 

@@ -37,13 +37,15 @@ from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss_kappa
 
 from hanna_stats.kernels import (
-    WEIGHTS,
     cohen_kappa,
     encode_labels,
     fleiss_kappa,
     gwet_ac,
     krippendorff_alpha,
 )
+from hanna_stats.vocabulary import WORDS
+
+WEIGHTS = WORDS["weights"]
 
 NAN = math.nan
 
@@ -128,8 +130,8 @@ def test_cac_raw4raters_as_strings_and_none():
 def test_krippendorff_alpha_on_encoded_labels():
     # irrCAC prints Krippendorff's alpha 0.74342 on cac.raw4raters; Krippendorff (2011) 0.743.
     text = [[None if math.isnan(v) else f"c{int(v)}" for v in row] for row in CAC_RAW4RATERS]
-    codes = encode_labels(text).as_float()
-    res = krippendorff_alpha(codes.T, level_of_measurement="nominal")
+    codes = encode_labels(text).as_float()  # items x raters, as krippendorff_alpha reads them
+    res = krippendorff_alpha(codes, level_of_measurement="nominal")
     assert round(res.statistic, 5) == 0.74342
 
 
@@ -588,3 +590,89 @@ def test_mixed_labels_with_categories():
     res = fleiss_kappa(rows, categories=[1, "a"])
     assert res.categories == (1, "a")
     assert res.statistic == pytest.approx(fleiss_kappa([[0, 1], [0, 0], [1, 1]]).statistic)
+
+
+# ----------------------------------------------------------------------------- shapes
+
+
+@pytest.mark.parametrize("f", [fleiss_kappa, gwet_ac])
+def test_raters_x_items_only_by_name(f):
+    # Items x raters is the default; the transpose is read when layout says so, labels of any
+    # kind, with the same numbers.
+    rows = np.array(CAC_RAW4RATERS)
+    names = {1: "a", 2: "b", 3: "c", 4: "d", 5: "e"}
+    text = np.array([[None if math.isnan(v) else names[v] for v in r] for r in CAC_RAW4RATERS])
+    for data in (rows, text):
+        want = f(data)
+        got = f(data.T, layout="raters x items")
+        assert _numbers(got) == pytest.approx(_numbers(want), rel=1e-15)
+        assert (got.n_items, got.categories) == (want.n_items, want.categories)
+        assert f(data, layout="items x raters") == want
+    with pytest.raises(ValueError, match="layout must be one of 'items x raters', 'raters x"):
+        f(rows, layout="raters")
+    with pytest.raises(ValueError, match=r"ratings must have shape \(raters, items\)"):
+        f([1, 2, 3], layout="raters x items")
+
+
+def test_encode_labels_returns_items_x_raters_whatever_the_layout():
+    rows = [["yes", "no"], ["no", None], ["yes", "yes"]]
+    enc = encode_labels(rows)
+    by_name = encode_labels(np.array(rows).T, layout="raters x items")
+    assert by_name.codes.tolist() == enc.codes.tolist() == [[1, 0], [0, -1], [1, 1]]
+    assert by_name.categories == enc.categories
+
+
+# ----------------------------------------------------------------------------- intervals
+
+
+def test_interval_methods_are_stated_and_default_as_before():
+    a, b = _columns([[20, 5], [10, 15]])
+    assert cohen_kappa(a, b).interval_method == "z"
+    assert cohen_kappa(a, b, interval_method="z") == cohen_kappa(a, b)
+    for f in (fleiss_kappa, gwet_ac):
+        res = f(CAC_RAW4RATERS)
+        assert res.interval_method == "t"
+        assert f(CAC_RAW4RATERS, interval_method="t") == res
+    with pytest.raises(ValueError, match="interval_method must be one of 't', 'z'; got 'normal'"):
+        cohen_kappa(a, b, interval_method="normal")
+    with pytest.raises(ValueError, match="interval_method must be one of"):
+        gwet_ac(CAC_RAW4RATERS, interval_method=None)
+
+
+def test_cohen_z_interval_is_statsmodels_and_t_interval_by_hand():
+    # z (default): statsmodels' interval and p-value. t: kappa -+ t_{0.975, n-1} SE and the
+    # two-sided Student-t p-value of kappa / SE_0 on n - 1 = 49 dof, from scipy.stats.t.
+    table = np.array([[20, 5], [10, 15]])
+    a, b = _columns(table)
+    want = cohens_kappa(table)
+    z = cohen_kappa(a, b)
+    assert z.confidence_interval == pytest.approx((want.kappa_low, want.kappa_upp), rel=1e-12)
+    assert z.pvalue == pytest.approx(want.pvalue_two_sided, rel=1e-12)
+    t = cohen_kappa(a, b, interval_method="t")
+    assert t.interval_method == "t"
+    assert t[:2] == z[:2] and t[4:9] == z[4:9]  # kappa, SEs, p_a, p_e, n, categories
+    half = stats.t.ppf(0.975, 49) * z.standard_error
+    assert t.confidence_interval == pytest.approx((0.4 - half, 0.4 + half), rel=1e-12)
+    assert t.pvalue == pytest.approx(2 * stats.t.sf(0.4 / z.null_standard_error, 49), rel=1e-12)
+    assert t.pvalue > z.pvalue
+
+
+@pytest.mark.parametrize("f", [fleiss_kappa, gwet_ac])
+@pytest.mark.parametrize("confidence", [0.9, 0.95])
+def test_fleiss_gwet_z_interval_by_hand(f, confidence):
+    # t (default): coef -+ t_{n-1} SE, n = 12 items (irrCAC); z: coef -+ z SE and the normal
+    # p-value of coef / SE, from scipy.stats.norm; both cut at 1 from above.
+    t = f(CAC_RAW4RATERS, confidence=confidence)
+    z = f(CAC_RAW4RATERS, confidence=confidence, interval_method="z")
+    assert z.interval_method == "z" and t.interval_method == "t"
+    assert (z.statistic, z.standard_error) == (t.statistic, t.standard_error)
+    assert z[4:8] == t[4:8]
+    q = (1 + confidence) / 2
+    for res, quantile in ((t, stats.t.ppf(q, 11)), (z, stats.norm.ppf(q))):
+        half = quantile * res.standard_error
+        want = (res.statistic - half, min(res.statistic + half, 1.0))
+        assert res.confidence_interval == pytest.approx(want, rel=1e-12)
+    ratio = t.statistic / t.standard_error
+    assert t.pvalue == pytest.approx(2 * stats.t.sf(ratio, 11), rel=1e-9)
+    assert z.pvalue == pytest.approx(2 * stats.norm.sf(ratio), rel=1e-9)
+    assert z.confidence_interval[0] > t.confidence_interval[0]

@@ -20,13 +20,16 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hanna_stats.kernels import ALTERNATIVES, PVALUE_METHODS, correlation
+from hanna_stats.kernels import correlation
 from hanna_stats.kernels.correlation import (
     KENDALL_EXACT_AUTO_MAX_N,
     SPEARMAN_EXACT_MAX_N,
     _inversion_cdf,
     _spearman_null_counts,
 )
+from hanna_stats.vocabulary import WORDS
+
+ALTERNATIVES, PVALUE_METHODS = WORDS["alternative"], WORDS["pvalue_method"]
 
 
 def close(ours, theirs):

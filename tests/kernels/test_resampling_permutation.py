@@ -19,7 +19,7 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hanna_stats.kernels._options import KENDALL, VARIANTS
+from hanna_stats.kernels._options import KENDALL
 from hanna_stats.kernels.permutation import (
     STOP_RISK,
     _item_null,
@@ -30,6 +30,7 @@ from hanna_stats.kernels.permutation import (
     permutation_test_pairs,
     standardize,
 )
+from hanna_stats.vocabulary import WORDS
 
 SCIPY = {
     "pearson": scipy.stats.pearsonr,
@@ -175,7 +176,7 @@ def test_exact_enumeration_of_all_swaps(unit, size, level, method):
 
 
 def slow_item_null(X, C, pairs, swaps, variant):
-    return _item_null(standardize(X), C, swaps, pairs, KENDALL, VARIANTS.index(variant))
+    return _item_null(standardize(X), C, swaps, pairs, KENDALL, WORDS["variant"].index(variant))
 
 
 @settings(deadline=None, max_examples=40)

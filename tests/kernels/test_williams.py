@@ -156,7 +156,7 @@ def test_williams_all_matches_single_calls(con):
         & (pl.col("method") == "kendall")
     )
     assert part.equals(single)
-    custom = williams(con, criterion="CX", level="story", n=50)
+    custom = williams(con, criterion="CX", level="story", method="pearson", n=50)
     assert (custom["n"] == 50).all()
 
 

@@ -23,7 +23,7 @@ from hanna_stats.analyses.judges import judge_criteria, judge_scale, judge_willi
 from hanna_stats.analyses.significance import williams_frame
 from hanna_stats.cli import main
 from hanna_stats.kernels.agreement import PINGOUIN_LABELS
-from hanna_stats.store import build_hanna_store, ingest_tidy, load_study, open_store
+from hanna_stats.store import build_hanna_store, ingest, load_study, open_store
 from reports import ReportSettings, write_report
 from reports import sections as report_sections
 
@@ -265,7 +265,7 @@ def test_llm_judges_williams_rows_recomputed(hanna_report, hanna_study, level):
 def test_judge_williams_selects_rows_of_williams_frame(hanna_study):
     """judge_williams gives williams_frame's rows (family pair, BH) for (judge, best metric)
     and (best metric, judge), without computing the other ordered pairs."""
-    ours = judge_williams(hanna_study, level="system")
+    ours = judge_williams(hanna_study, level="system", correction="bh")
     full = williams_frame(
         hanna_study,
         criteria=list(hanna_study.criteria),
@@ -322,7 +322,7 @@ def test_self_consistency_of_judge_tries(tmp_path, hanna_study):
     path = tmp_path / "tries.csv"
     pl.DataFrame(rows).write_csv(path)
     con = open_store()
-    ingest_tidy(con, path)
+    ingest(con, path, format="tidy")
     settings = ReportSettings()
     blocks = report_sections._self_consistency(
         SimpleNamespace(study=load_study(con), settings=settings)
@@ -385,7 +385,7 @@ def _tidy_study(path: Path, *, n_systems: int, raters: bool) -> Path:
 def test_generic_study_without_criteria_says_what_is_missing(tmp_path):
     """Without rater columns both measures are metrics: human sections explain their absence."""
     con = open_store(tmp_path / "study.duckdb")
-    ingest_tidy(con, _tidy_study(tmp_path / "study.csv", n_systems=3, raters=False))
+    ingest(con, _tidy_study(tmp_path / "study.csv", n_systems=3, raters=False), format="tidy")
     out = write_report(load_study(con), tmp_path / "study.html", ReportSettings(resamples=20))
     text = out.read_text(encoding="utf-8")
     # 7 sections collapse to their line (no LLM-judge section: the study has no judges).
@@ -397,7 +397,7 @@ def test_generic_study_without_criteria_says_what_is_missing(tmp_path):
 def test_generic_study_with_few_systems(tmp_path):
     """Rated criterion, 3 systems: top-k and Williams need more systems and say so."""
     con = open_store(tmp_path / "study.duckdb")
-    ingest_tidy(con, _tidy_study(tmp_path / "study.csv", n_systems=3, raters=True))
+    ingest(con, _tidy_study(tmp_path / "study.csv", n_systems=3, raters=True), format="tidy")
     out = write_report(load_study(con), tmp_path / "study.html", ReportSettings(resamples=20))
     text = out.read_text(encoding="utf-8")
     topk = re.search(r'<section id="topk">(.*?)</section>', text, re.S).group(1)

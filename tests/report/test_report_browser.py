@@ -24,7 +24,7 @@ from test_store_wmt import make_test_set
 from vega_readback import check_view, drop_down_states, opened, read_view, set_state
 
 from hanna_stats.analyses import borda, correlate, system_means
-from hanna_stats.store import ingest_summeval, ingest_tidy, ingest_wmt, load_study, open_store
+from hanna_stats.store import ingest, load_study, open_store
 from reports import ReportSettings, charts
 from reports.html import Chart, Section, chart_spec, render_page
 from reports.report import TITLE, _intro, build_report
@@ -151,7 +151,7 @@ def tidy_study(tmp_path: Path, *, n_systems: int = 3, n_inputs: int = 8):
     path = tmp_path / "tidy.csv"
     pl.DataFrame(rows).write_csv(path)
     con = open_store()
-    ingest_tidy(con, path, study="Tidy", item_word="response")
+    ingest(con, path, study="Tidy", item_word="response", format="tidy")
     return load_study(con)
 
 
@@ -164,7 +164,7 @@ def summeval_study(tmp_path: Path):
         records(scored=True, docs=docs, models=models),
     )
     con = open_store()
-    ingest_summeval(con, path)
+    ingest(con, path, format="summeval")
     return load_study(con)
 
 
@@ -172,7 +172,7 @@ def wmt_study(tmp_path: Path):
     """WMT's shape (MTME's folder layout): one language pair, MQM and two metrics."""
     root = make_test_set(tmp_path / "wmt")
     con = open_store()
-    ingest_wmt(con, root, lp="en-de", ref="refA")
+    ingest(con, root, lp="en-de", ref="refA", format="wmt")
     return load_study(con)
 
 

@@ -12,7 +12,7 @@ import pytest
 from test_store_summeval import records, write_jsonl
 
 from hanna_stats.cli import main
-from hanna_stats.store import InputError, ingest_summeval, open_store
+from hanna_stats.store import InputError, ingest, open_store
 from scoring.registry import ScoringConfig, Texts
 from scoring.run import score, score_into_store, score_store
 
@@ -66,7 +66,7 @@ def summeval(tmp_path):
 def test_summeval_ingest_keeps_every_reference_in_order(tmp_path, summeval):
     path, lines = summeval
     con = open_store(tmp_path / "s.duckdb")
-    ingest_summeval(con, path)
+    ingest(con, path, format="summeval")
     refs = references(con)
     first = dict(con.execute("SELECT name, reference FROM items").fetchall())
     assert len(refs) == len(lines)
@@ -85,7 +85,7 @@ def test_score_store_equals_scoring_the_texts_directly(tmp_path, summeval):
 
     path, lines = summeval
     con = open_store(tmp_path / "s.duckdb")
-    ingest_summeval(con, path)
+    ingest(con, path, format="summeval")
     written = score_store(con, tmp_path / "s.duckdb", METRICS, ScoringConfig())
     assert written.height == len(lines) * len(METRICS)
     got = stored_scores(con, METRICS)
@@ -158,7 +158,7 @@ def test_single_reference_and_source_needs_name_the_item(tmp_path):
     lines = summeval_records(paired=False)
     db = tmp_path / "s.duckdb"
     con = open_store(db)
-    ingest_summeval(con, write_jsonl(tmp_path / "plain.jsonl", lines))
+    ingest(con, write_jsonl(tmp_path / "plain.jsonl", lines), format="summeval")
     first = f"{lines[0]['id']}/M0"  # the store's order: inputs, then systems in natural order
     with pytest.raises(InputError, match=rf"row 1 \(item={first}\), column 'references\[1\]'"):
         score_store(con, db, ["BaryScore-W"], ScoringConfig())
@@ -170,7 +170,7 @@ def test_single_reference_and_source_needs_name_the_item(tmp_path):
 def test_changed_references_need_replace(tmp_path, summeval):
     path, lines = summeval
     con = open_store(tmp_path / "s.duckdb")
-    ingest_summeval(con, path)
+    ingest(con, path, format="summeval")
     changed = json.loads(json.dumps(lines))
     for record in changed:
         if record["id"] == lines[0]["id"]:
@@ -178,9 +178,9 @@ def test_changed_references_need_replace(tmp_path, summeval):
     again = write_jsonl(tmp_path / "changed.jsonl", changed)
     item = f"{lines[0]['id']}/{lines[0]['model_id']}"
     with pytest.raises(InputError, match=r"would replace 3 reference text\(s\).*reference 4"):
-        ingest_summeval(con, again)
+        ingest(con, again, format="summeval")
     assert len(references(con)[item]) == 11
-    summary = ingest_summeval(con, again, replace=True)
+    (summary,) = ingest(con, again, replace=True, format="summeval")
     assert summary.replaced_texts["reference texts"] == 3
     refs = references(con)
     assert [t for _, _, t in refs[item]] == changed[0]["references"]  # the list, not 11 any more
@@ -214,7 +214,7 @@ def test_old_store_gains_the_table_on_a_writable_open(tmp_path, summeval):
     path, lines = summeval
     db = tmp_path / "s.duckdb"
     con = open_store(db)
-    ingest_summeval(con, path)
+    ingest(con, path, format="summeval")
     con.execute("DROP TABLE item_references")  # as written before the table existed
     con.close()
     con = open_store(db)

@@ -674,7 +674,7 @@ SOURCE = [
     ),
     Case(
         "williams-two-systems",
-        ("williams", "--db", "{db}", "--criterion", "Fluency"),
+        ("williams", "--db", "{db}", "--criterion", "Fluency", "--level", "system"),
         ("2 systems", "at least 4"),
         store="two-systems",
     ),
@@ -1414,7 +1414,7 @@ HOSTILE_WMT = [
         ("ts", "sources/"),
     ),
     wmt_case("wmt-unknown-pair", None, ("ts", "'xx-yy'", "found: en-de"), "--lp", "xx-yy"),
-    wmt_case("wmt-into-a-tidy-store", None, ("holds", "one language pair"), store="tidy"),
+    wmt_case("wmt-into-a-tidy-store", None, ("holds", "pairs of one test set"), store="tidy"),
 ]
 
 SYS_MQM = "ts/human-scores/en-de.mqm.sys.score"
@@ -1570,6 +1570,8 @@ HOSTILE_WMT_MORE = [
         "clusters",
         "--criterion",
         "Fluency",
+        "--level",
+        "system",
         "--system-scores",
         "given",
         words=("no given system-level values", ".sys.score"),

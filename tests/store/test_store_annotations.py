@@ -7,13 +7,7 @@ import json
 
 import pytest
 
-from hanna_stats.store import (
-    InputError,
-    ingest_hanna_annotations,
-    ingest_hanna_llm,
-    ingest_hanna_metric_scores,
-    open_store,
-)
+from hanna_stats.store import InputError, ingest, open_store
 
 CRITERIA = ["Relevance", "Coherence", "Empathy", "Surprise", "Engagement", "Complexity"]
 ABBR = ["RE", "CH", "EM", "SU", "EG", "CX"]
@@ -95,7 +89,7 @@ def good(tmp_path):
 
 def test_ingest_annotations(good):
     con = open_store()
-    summary = ingest_hanna_annotations(con, good)
+    (summary,) = ingest(con, good, format="hanna-annotations")
     assert summary.n_values == 9 * 3 * 6
     c = counts(con)
     assert (c["systems"], c["inputs"], c["items"], c["measures"]) == (3, 3, 9, 6)
@@ -125,14 +119,14 @@ def test_ingest_annotations(good):
         "SELECT value, n_ratings FROM story_scores WHERE item = '5' AND measure = 'Surprise'"
     ).fetchall()
     assert mean == [(sum(rating(5, w, 3) for w in range(3)) / 3, 3)]
-    assert ingest_hanna_annotations(con, good).skipped
+    assert ingest(con, good, format="hanna-annotations")[0].skipped
 
 
 def test_annotations_join_metric_items(tmp_path, good):
     con = open_store()
-    ingest_hanna_metric_scores(con, metric_file(tmp_path / "hanna_metric_scores.csv"))
+    ingest(con, metric_file(tmp_path / "hanna_metric_scores.csv"), format="hanna-metric-scores")
     before = counts(con)
-    ingest_hanna_annotations(con, good)
+    ingest(con, good, format="hanna-annotations")
     after = counts(con)
     assert (after["items"], after["systems"], after["inputs"]) == (9, 3, 3)
     assert after["measures"] == before["measures"] == 7
@@ -155,12 +149,12 @@ def test_worker_ratings_take_precedence_over_judge_slots(tmp_path, good):
     with path.open("w", newline="", encoding="utf-8") as f:
         csv.writer(f).writerows([header, *rows])
     con = open_store()
-    ingest_hanna_llm(con, path)
+    ingest(con, path, format="hanna-llm")
     slot_view = con.execute(
         "SELECT value, n_ratings FROM story_scores WHERE item = '5' AND measure = 'Surprise'"
     ).fetchall()
     assert slot_view == [(2.0, 3)]
-    ingest_hanna_annotations(con, good)
+    ingest(con, good, format="hanna-annotations")
     assert counts(con)["ratings"] == 162 + 162
     worker_view = con.execute(
         "SELECT value, n_ratings FROM story_scores WHERE item = '5' AND measure = 'Surprise'"
@@ -173,7 +167,7 @@ def test_file_with_bad_rows(tmp_path):
     rows[4]["Relevance"] = "7"
     rows[10]["Work time in seconds"] = "soon"
     with pytest.raises(InputError) as err:
-        ingest_hanna_annotations(open_store(), write(tmp_path / "a.csv", rows))
+        ingest(open_store(), write(tmp_path / "a.csv", rows), format="hanna-annotations")
     assert str(err.value) == (
         "a.csv, row 5, column 'Relevance': expected a Likert rating, a whole number from 1 to 5, "
         "got 7"
@@ -191,7 +185,7 @@ def test_likert_ratings_are_whole_numbers(tmp_path):
 def bad(tmp_path, rows, match, columns=COLUMNS):
     con = open_store()
     with pytest.raises(InputError, match=match) as err:
-        ingest_hanna_annotations(con, write(tmp_path / "a.csv", rows, columns))
+        ingest(con, write(tmp_path / "a.csv", rows, columns), format="hanna-annotations")
     assert counts(con) == dict.fromkeys(TABLES, 0)
     return err.value
 
@@ -252,11 +246,11 @@ def test_block_must_identify_model(tmp_path):
 
 def test_conflict_with_stored_items(tmp_path, good):
     con = open_store()
-    ingest_hanna_metric_scores(con, metric_file(tmp_path / "hanna_metric_scores.csv"))
+    ingest(con, metric_file(tmp_path / "hanna_metric_scores.csv"), format="hanna-metric-scores")
     before = counts(con)
     rows = annotation_rows()
     for r in rows:
         r["Model"] = {"GPT": "CTRL", "CTRL": "GPT"}.get(r["Model"], r["Model"])
     with pytest.raises(InputError, match="already holds it"):
-        ingest_hanna_annotations(con, write(tmp_path / "swapped.csv", rows))
+        ingest(con, write(tmp_path / "swapped.csv", rows), format="hanna-annotations")
     assert counts(con) == before

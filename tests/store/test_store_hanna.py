@@ -9,14 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from hanna_stats.store import (
-    InputError,
-    build_hanna_store,
-    ingest_hanna_llm,
-    ingest_hanna_metric_scores,
-    load_study,
-    open_store,
-)
+from hanna_stats.store import InputError, build_hanna_store, ingest, load_study, open_store
 
 METRIC_FILE = "hanna_metric_scores.csv"
 LLM_FILE = "hanna_metric_scores_llm.csv"
@@ -37,7 +30,7 @@ def read_wide(path) -> tuple[list[str], list[list[str]]]:
 @pytest.fixture(scope="module")
 def metric_store(hanna_dir):
     con = open_store()
-    summary = ingest_hanna_metric_scores(con, hanna_dir / METRIC_FILE)
+    (summary,) = ingest(con, hanna_dir / METRIC_FILE, format="hanna-metric-scores")
     assert summary.n_values == 82_368 and not summary.skipped
     yield con
     con.close()
@@ -46,8 +39,8 @@ def metric_store(hanna_dir):
 @pytest.fixture(scope="module")
 def llm_store(hanna_dir):
     con = open_store()
-    ingest_hanna_metric_scores(con, hanna_dir / METRIC_FILE)
-    ingest_hanna_llm(con, hanna_dir / LLM_FILE)
+    ingest(con, hanna_dir / METRIC_FILE, format="hanna-metric-scores")
+    ingest(con, hanna_dir / LLM_FILE, format="hanna-llm")
     yield con
     con.close()
 
@@ -138,21 +131,21 @@ def test_system_scores_equal_numpy_means(metric_store, metric_json):
 
 def test_metric_ingest_is_idempotent(hanna_dir):
     con = open_store()
-    first = ingest_hanna_metric_scores(con, hanna_dir / METRIC_FILE)
+    (first,) = ingest(con, hanna_dir / METRIC_FILE, format="hanna-metric-scores")
     before = counts(con)
-    again = ingest_hanna_metric_scores(con, hanna_dir / METRIC_FILE)
+    (again,) = ingest(con, hanna_dir / METRIC_FILE, format="hanna-metric-scores")
     assert again.skipped and again.n_values == 0 and again.sha256 == first.sha256
     assert counts(con) == before
     # Even without the skip (a new ingest record), upserts add no rows.
     con.execute("DELETE FROM ingests")
-    assert not ingest_hanna_metric_scores(con, hanna_dir / METRIC_FILE).skipped
+    assert not ingest(con, hanna_dir / METRIC_FILE, format="hanna-metric-scores")[0].skipped
     assert counts(con) == before
 
 
 def test_metric_ingest_is_fast(hanna_dir):
     con = open_store()
     start = time.perf_counter()
-    ingest_hanna_metric_scores(con, hanna_dir / METRIC_FILE)
+    ingest(con, hanna_dir / METRIC_FILE, format="hanna-metric-scores")
     assert time.perf_counter() - start < 2.0
 
 
@@ -165,7 +158,7 @@ def test_real_file_with_short_list_names_row_and_column(hanna_dir, tmp_path):
         csv.writer(f).writerows([header, *rows])
     con = open_store()
     with pytest.raises(InputError) as err:
-        ingest_hanna_metric_scores(con, path)
+        ingest(con, path, format="hanna-metric-scores")
     assert str(err.value) == (
         "hanna_metric_scores.csv, row 4 (Model=GPT), column 'BLEU Ξ§': "
         "expected a JSON list of 96 numbers, got 95"
@@ -218,9 +211,9 @@ def test_llm_judge_values(llm_store, hanna_dir):
 
 def test_llm_ingest_before_metric_file(hanna_dir):
     con = open_store()
-    ingest_hanna_llm(con, hanna_dir / LLM_FILE)
+    ingest(con, hanna_dir / LLM_FILE, format="hanna-llm")
     before = counts(con)
-    summary = ingest_hanna_metric_scores(con, hanna_dir / METRIC_FILE)
+    (summary,) = ingest(con, hanna_dir / METRIC_FILE, format="hanna-metric-scores")
     assert summary.n_values == 82_368
     after = counts(con)
     assert after["ingests"] == before["ingests"] + 1

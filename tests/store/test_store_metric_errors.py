@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from hanna_stats.store import InputError, ingest_hanna_llm, ingest_hanna_metric_scores, open_store
+from hanna_stats.store import InputError, ingest, open_store
 from hanna_stats.store import batch as batch_module
 
 CRITERIA = ["Relevance", "Coherence", "Empathy", "Surprise", "Engagement", "Complexity"]
@@ -62,17 +62,17 @@ def metric_file(tmp_path):
     return write(tmp_path / "hanna_metric_scores.csv", *metric_table())
 
 
-def expect_error(path, match, ingest=ingest_hanna_metric_scores):
+def expect_error(path, match, format="hanna-metric-scores"):
     con = open_store()
     with pytest.raises(InputError, match=match) as err:
-        ingest(con, path)
+        ingest(con, path, format=format)
     assert counts(con) == dict.fromkeys(TABLES, 0)
     return err.value
 
 
 def test_synthetic_file_ingests(metric_file):
     con = open_store()
-    summary = ingest_hanna_metric_scores(con, metric_file)
+    (summary,) = ingest(con, metric_file, format="hanna-metric-scores")
     assert summary.n_values == 3 * N * 8
     assert counts(con)["items"] == 12
     names = con.execute("SELECT name FROM items ORDER BY item_id").fetchall()
@@ -114,7 +114,7 @@ def test_null_and_nan_are_missing(tmp_path):
     header, rows = metric_table()
     rows[2][8] = "[1, null, NaN, 4]"
     con = open_store()
-    ingest_hanna_metric_scores(con, write(tmp_path / "m.csv", header, rows))
+    ingest(con, write(tmp_path / "m.csv", header, rows), format="hanna-metric-scores")
     values = con.execute(
         "SELECT value FROM story_scores WHERE system = 'CTRL' AND measure = 'SUPERT-PS' "
         "ORDER BY input_position"
@@ -182,7 +182,7 @@ def test_unknown_and_llm_columns(tmp_path):
     err = expect_error(write(tmp_path / "m.csv", header, rows), "unexpected column")
     assert err.column == "Mystery"
     header, rows = llm_table()
-    err = expect_error(write(tmp_path / "llm.csv", header, rows), "ingest_hanna_llm")
+    err = expect_error(write(tmp_path / "llm.csv", header, rows), "format hanna-llm")
     assert err.column == "Human 1 RE"
 
 
@@ -195,7 +195,7 @@ def test_ragged_row(tmp_path):
 
 def test_llm_synthetic(tmp_path):
     con = open_store()
-    summary = ingest_hanna_llm(con, write(tmp_path / "llm.csv", *llm_table()))
+    (summary,) = ingest(con, write(tmp_path / "llm.csv", *llm_table()), format="hanna-llm")
     assert summary.n_values == 3 * N * (8 + 7) + 3 * N * 3 * 6
     values = con.execute(
         "SELECT value FROM story_scores WHERE measure = 'Beluga-13B Average (prompt 1)' "
@@ -207,7 +207,7 @@ def test_llm_synthetic(tmp_path):
 def test_llm_slots_must_average_to_criterion(tmp_path):
     header, rows = llm_table()
     rows[1][header.index("Human 2 EM")] = json.dumps([5, 5, 5, 5])
-    err = expect_error(write(tmp_path / "llm.csv", header, rows), "judge-slot", ingest_hanna_llm)
+    err = expect_error(write(tmp_path / "llm.csv", header, rows), "judge-slot", "hanna-llm")
     assert (err.row, err.column) == (2, "Empathy")
 
 
@@ -219,25 +219,25 @@ def test_llm_missing_slot_column(tmp_path):
         header[:drop] + header[drop + 1 :],
         [r[:drop] + r[drop + 1 :] for r in rows],
     )
-    err = expect_error(path, "missing judge-slot column", ingest_hanna_llm)
+    err = expect_error(path, "missing judge-slot column", "hanna-llm")
     assert err.column == "Human 2 SU"
 
 
 def test_failing_ingest_leaves_store_unchanged(tmp_path, metric_file):
     con = open_store()
-    ingest_hanna_metric_scores(con, metric_file)
+    ingest(con, metric_file, format="hanna-metric-scores")
     before = counts(con)
     header, rows = metric_table(models=["Human", "GPT", "CTRL", "XLNet"])
     rows[3][5] = json.dumps([9.0] * N)  # Surprise out of range
     with pytest.raises(InputError):
-        ingest_hanna_metric_scores(con, write(tmp_path / "bad.csv", header, rows))
+        ingest(con, write(tmp_path / "bad.csv", header, rows), format="hanna-metric-scores")
     assert counts(con) == before
 
 
 def test_error_after_writes_rolls_back(tmp_path, metric_file, monkeypatch):
     """A failure at the very end of the transaction undoes every upsert."""
     con = open_store()
-    ingest_hanna_metric_scores(con, metric_file)
+    ingest(con, metric_file, format="hanna-metric-scores")
     before = counts(con)
     view_before = con.execute('SELECT count("BLEU") FROM scores_wide').fetchall()
 
@@ -247,21 +247,23 @@ def test_error_after_writes_rolls_back(tmp_path, metric_file, monkeypatch):
     monkeypatch.setattr(batch_module, "refresh_scores_wide", broken)
     with pytest.raises(RuntimeError, match="disk full"):
         # (this synthetic LLM file's criteria differ from the metric file's: replace=True)
-        ingest_hanna_llm(con, write(tmp_path / "llm.csv", *llm_table()), replace=True)
+        ingest(con, write(tmp_path / "llm.csv", *llm_table()), replace=True, format="hanna-llm")
     assert counts(con) == before
     assert con.execute('SELECT count("BLEU") FROM scores_wide').fetchall() == view_before
     monkeypatch.undo()
-    ingest_hanna_llm(con, tmp_path / "llm.csv", replace=True)  # the connection is usable again
+    ingest(
+        con, tmp_path / "llm.csv", replace=True, format="hanna-llm"
+    )  # the connection is usable again
     assert counts(con)["ratings"] == 3 * N * 3 * 6
 
 
 def test_conflicting_items_are_refused(tmp_path, metric_file):
     """The same model in another row would move Story IDs to other systems."""
     con = open_store()
-    ingest_hanna_metric_scores(con, metric_file)
+    ingest(con, metric_file, format="hanna-metric-scores")
     before = counts(con)
     header, rows = metric_table(models=["Human", "CTRL", "GPT"])
     with pytest.raises(InputError, match="already holds it") as err:
-        ingest_hanna_metric_scores(con, write(tmp_path / "swapped.csv", header, rows))
+        ingest(con, write(tmp_path / "swapped.csv", header, rows), format="hanna-metric-scores")
     assert err.value.row == 2
     assert counts(con) == before

@@ -21,7 +21,7 @@ import pytest
 import scipy.stats
 
 from hanna_stats.cli import main
-from hanna_stats.store import InputError, ingest_summeval, ingest_tidy, open_store, open_study
+from hanna_stats.store import InputError, ingest, open_store, open_study
 
 CRITERIA = ("coherence", "consistency", "fluency", "relevance")
 DOCS = [f"dm-test-{k:040x}" for k in (0x8764FB, 0x1A2B3C, 0xC0FFEE)]
@@ -92,7 +92,7 @@ def test_mapping_and_values(tmp_path):
     lines = records(scored=True)
     path = write_jsonl(tmp_path / "model_annotations.aligned.paired.scored.jsonl", lines)
     con = open_store()
-    summary = ingest_summeval(con, path)
+    (summary,) = ingest(con, path, format="summeval")
     assert summary.format == "summeval" and not summary.skipped
     n = len(lines)
     assert summary.n_values == n * (3 + 5) * 4 + n * 4
@@ -164,7 +164,7 @@ def test_unpaired_file_any_number_of_ratings(tmp_path):
         del record["turker_annotations"], record["references"]
     lines[0]["expert_annotations"] = lines[0]["expert_annotations"][:1]
     con = open_store()
-    ingest_summeval(con, write_jsonl(tmp_path / "model_annotations.aligned.jsonl", lines))
+    ingest(con, write_jsonl(tmp_path / "model_annotations.aligned.jsonl", lines), format="summeval")
     c = counts(con)
     assert (c["measures"], c["raters"], c["ratings"]) == (4, 2, (1 + 2 * 8) * 4)
     assert con.execute("SELECT count(*) FROM inputs WHERE text IS NULL").fetchall() == [(3,)]
@@ -194,12 +194,12 @@ def test_reingest_does_not_duplicate(tmp_path):
     path = write_jsonl(tmp_path / "model_annotations.aligned.jsonl", records())
     db = tmp_path / "s.duckdb"
     con = open_store(db)
-    ingest_summeval(con, path)
+    ingest(con, path, format="summeval")
     before = counts(con)
-    assert ingest_summeval(con, path).skipped
+    assert ingest(con, path, format="summeval")[0].skipped
     # The same lines in another file (new bytes): upserted onto the same rows, nothing replaced.
     again = write_jsonl(tmp_path / "copy.jsonl", [*records(), ""])
-    summary = ingest_summeval(con, again)
+    (summary,) = ingest(con, again, format="summeval")
     assert not summary.skipped and summary.replaced == 0 and summary.added["values"] == 0
     after = counts(con)
     assert after == {**before, "ingests": 2}
@@ -210,14 +210,14 @@ def test_edited_summary_text_needs_replace_and_is_counted(tmp_path):
     values"): it is refused unless --replace, which counts the texts it replaced."""
     path = write_jsonl(tmp_path / "model_annotations.aligned.jsonl", records())
     con = open_store()
-    ingest_summeval(con, path)
+    ingest(con, path, format="summeval")
     edited = records()
     edited[4]["decoded"] = "an edited summary"
     again = write_jsonl(tmp_path / "edited.jsonl", edited)
     with pytest.raises(InputError, match=r"would replace 0 reference text\(s\) and 1 output text"):
-        ingest_summeval(con, again)
+        ingest(con, again, format="summeval")
     assert "an edited summary" not in str(con.execute("SELECT text FROM items").fetchall())
-    summary = ingest_summeval(con, again, replace=True)
+    (summary,) = ingest(con, again, replace=True, format="summeval")
     assert summary.replaced_texts == {"reference texts": 0, "output texts": 1}
     assert "1 output texts" in str(summary)
     assert ("an edited summary",) in con.execute("SELECT text FROM items").fetchall()
@@ -268,7 +268,7 @@ def test_format_option(tmp_path, capsys):
 def test_utf8_byte_order_mark_and_bad_byte(tmp_path):
     path = write_jsonl(tmp_path / "a.jsonl", records())
     path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())  # a BOM is dropped
-    assert ingest_summeval(open_store(), path).n_values > 0
+    assert ingest(open_store(), path, format="summeval")[0].n_values > 0
     data = path.read_bytes()
     lines = data.split(b"\n")
     lines[3] = lines[3].replace(b"summary of", b"summary \xff of", 1)
@@ -276,7 +276,7 @@ def test_utf8_byte_order_mark_and_bad_byte(tmp_path):
     offset = len(b"\n".join(lines[:3])) + 1 + lines[3].index(b"\xff")
     con = open_store()
     with pytest.raises(InputError) as info:
-        ingest_summeval(con, path)
+        ingest(con, path, format="summeval")
     assert str(info.value) == f"a.jsonl, row 4: not valid UTF-8 (byte 0xff at offset {offset})"
     assert counts(con) == dict.fromkeys(TABLES, 0)
 
@@ -394,7 +394,7 @@ def test_error_attributes(tmp_path):
     )
     con = open_store()
     with pytest.raises(InputError) as info:
-        ingest_summeval(con, path)
+        ingest(con, path, format="summeval")
     assert (info.value.file, info.value.row, info.value.column) == (
         "a.jsonl",
         8,
@@ -439,15 +439,16 @@ def test_tidy_human_option(tmp_path, capsys):
 def test_tidy_human_python(tmp_path):
     path = tidy_summeval(tmp_path / "t.csv", records(scored=True))
     con = open_store()
-    ingest_tidy(con, path, human_measures=["Coherence"])
+    ingest(con, path, human_measures=["Coherence"], format="tidy")
     assert con.execute("SELECT kind FROM measures WHERE name = 'Coherence'").fetchall() == [
         ("human",)
     ]
     with pytest.raises(ValueError, match="human_measures must be a sequence"):
-        ingest_tidy(
+        ingest(
             con,
             tidy_summeval(tmp_path / "u.csv", records(seed=3, scored=True)),
             human_measures="BLEU",
+            format="tidy",
         )
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from hanna_stats.store import InputError, ingest_tidy, load_study, open_store
+from hanna_stats.store import InputError, ingest, load_study, open_store
 
 TABLES = ["systems", "inputs", "items", "measures", "raters", "scores", "ratings", "ingests"]
 
@@ -47,7 +47,7 @@ def tidy_file(request, tmp_path):
 
 def test_ingest_tidy(tidy_file):
     con = open_store()
-    summary = ingest_tidy(con, tidy_file, human_system="reference")
+    (summary,) = ingest(con, tidy_file, human_system="reference", format="tidy")
     assert summary.n_values == 18 and summary.format == "tidy"
     c = counts(con)
     assert (c["systems"], c["inputs"], c["items"], c["measures"]) == (3, 2, 6, 2)
@@ -62,7 +62,7 @@ def test_ingest_tidy(tidy_file):
     # Fluency of doc1-bart: raters give 1 + (1 + 1 + r) % 5 = 3, 4.
     assert cube.values[1, 1, 0] == 3.5
     assert np.allclose(cube.values[0, :, 0], [0.1, 0.2])
-    assert ingest_tidy(con, tidy_file).skipped
+    assert ingest(con, tidy_file, format="tidy")[0].skipped
     assert con.execute(
         "SELECT \"Fluency\" FROM scores_wide WHERE item = 'doc1-bart'"
     ).fetchall() == [(3.5,)]
@@ -71,15 +71,15 @@ def test_ingest_tidy(tidy_file):
 def test_tidy_without_rater_column_and_existing_measure(tmp_path):
     con = open_store()
     first = tidy_frame().filter(pl.col("rater").is_null()).drop("rater")
-    ingest_tidy(con, write_csv(tmp_path / "a.csv", first))
+    ingest(con, write_csv(tmp_path / "a.csv", first), format="tidy")
     # A second study re-uses the measure name: its kind and position are kept; new systems and
     # inputs are placed after those stored.
     second = first.with_columns(pl.col("item") + "-x", pl.col("input") + "-x", pl.col("value") * 2)
     before = counts(con)
     with pytest.raises(InputError, match=r"b\.csv: shares none of its 2 inputs .*'a'.*--extend"):
-        ingest_tidy(con, write_csv(tmp_path / "b.csv", second))
+        ingest(con, write_csv(tmp_path / "b.csv", second), format="tidy")
     assert counts(con) == before
-    summary = ingest_tidy(con, tmp_path / "b.csv", extend=True)
+    (summary,) = ingest(con, tmp_path / "b.csv", extend=True, format="tidy")
     assert summary.added == {"systems": 0, "inputs": 2, "items": 6, "measures": 0, "values": 6}
     assert counts(con)["measures"] == 1 and counts(con)["items"] == 12
     positions = con.execute("SELECT name, position FROM inputs ORDER BY position").fetchall()
@@ -90,47 +90,49 @@ def test_reingest_changed_values_upserts(tmp_path):
     con = open_store()
     df = tidy_frame()
     # Declared 1..7: the ratings + 1 (up to 6) stay on it (inferred from a.csv, it would be 1..5).
-    ingest_tidy(con, write_csv(tmp_path / "a.csv", df), scales={"Fluency": (1, 7)})
+    ingest(con, write_csv(tmp_path / "a.csv", df), scales={"Fluency": (1, 7)}, format="tidy")
     before = counts(con)
     changed = write_csv(tmp_path / "b.csv", df.with_columns(pl.col("value") + 1))
     with pytest.raises(InputError, match=r"would replace 18 value\(s\) .*--replace"):
-        ingest_tidy(con, changed)
+        ingest(con, changed, format="tidy")
     assert counts(con) == before
-    summary = ingest_tidy(con, changed, replace=True)
+    (summary,) = ingest(con, changed, replace=True, format="tidy")
     assert summary.replaced == 18 and summary.added["values"] == 0
     # The same values in another file (another SHA-256) replace nothing and need no option.
     same = write_csv(tmp_path / "c.csv", df.with_columns(pl.col("value") + 1.0).reverse())
-    assert ingest_tidy(con, same).replaced == 0
+    assert ingest(con, same, format="tidy")[0].replaced == 0
     assert counts(con)["scores"] == 6 and counts(con)["ratings"] == 12
     assert con.execute("SELECT min(score) FROM ratings").fetchall() == [(2.0,)]
 
 
 def test_scale_of_a_human_measure_is_inferred_stored_and_noted(tmp_path):
     con = open_store()
-    summary = ingest_tidy(con, write_csv(tmp_path / "a.csv", tidy_frame()))
+    (summary,) = ingest(con, write_csv(tmp_path / "a.csv", tidy_frame()), format="tidy")
     assert "scales inferred" in str(summary) and "Fluency likert 1..5" in str(summary)
     scales = con.execute("SELECT name, scale, scale_min, scale_max FROM measures ORDER BY name")
     assert scales.fetchall() == [("Fluency", "likert", 1.0, 5.0), ("ROUGE-1", None, None, None)]
     # Item-level human values that are not whole numbers: continuous, smallest to largest.
     means = tidy_frame().filter(pl.col("rater").is_null()).drop("rater")
     means = means.with_columns(pl.lit("Mean").alias("measure"), pl.col("value") + 0.25)
-    summary = ingest_tidy(
-        open_store(), write_csv(tmp_path / "m.csv", means), human_measures=["Mean"]
+    (summary,) = ingest(
+        open_store(), write_csv(tmp_path / "m.csv", means), human_measures=["Mean"], format="tidy"
     )
     assert "Mean continuous 0.25..0.55" in str(summary)
     # A declared scale is no inference; a rating off it is refused with its row.
-    declared = ingest_tidy(open_store(), tmp_path / "a.csv", scales={"Fluency": (0, 10)})
+    (declared,) = ingest(
+        open_store(), tmp_path / "a.csv", scales={"Fluency": (0, 10)}, format="tidy"
+    )
     assert "inferred" not in str(declared)
     with pytest.raises(
         InputError, match=r"row 2, column 'value': value 1 .*'Fluency'.*from 2 to 4"
     ):
-        ingest_tidy(open_store(), tmp_path / "a.csv", scales={"Fluency": (2, 4)})
+        ingest(open_store(), tmp_path / "a.csv", scales={"Fluency": (2, 4)}, format="tidy")
 
 
 def test_measure_names_are_quoted_in_scores_wide(tmp_path):
     df = tidy_frame().with_columns(pl.col("measure").replace("ROUGE-1", 'it\'s "odd"'))
     con = open_store()
-    ingest_tidy(con, write_csv(tmp_path / "a.csv", df))
+    ingest(con, write_csv(tmp_path / "a.csv", df), format="tidy")
     query = 'SELECT "it\'s ""odd""" FROM scores_wide WHERE item = \'doc0-bart\''
     assert con.execute(query).fetchall() == [(0.1,)]
 
@@ -138,7 +140,7 @@ def test_measure_names_are_quoted_in_scores_wide(tmp_path):
 def bad(path, match, **kwargs):
     con = open_store()
     with pytest.raises(InputError, match=match) as err:
-        ingest_tidy(con, path, **kwargs)
+        ingest(con, path, **kwargs, format="tidy")
     assert counts(con) == dict.fromkeys(TABLES, 0)
     return err.value
 
@@ -228,14 +230,14 @@ def test_parquet_errors(tmp_path):
 
 def test_conflict_with_stored_items(tmp_path):
     con = open_store()
-    ingest_tidy(con, write_csv(tmp_path / "a.csv", tidy_frame()))
+    ingest(con, write_csv(tmp_path / "a.csv", tidy_frame()), format="tidy")
     before = counts(con)
     moved = tidy_frame().with_columns(pl.col("input").replace({"doc0": "doc1", "doc1": "doc0"}))
     with pytest.raises(InputError, match="already holds it"):
-        ingest_tidy(con, write_csv(tmp_path / "b.csv", moved))
+        ingest(con, write_csv(tmp_path / "b.csv", moved), format="tidy")
     renamed = tidy_frame().with_columns(pl.col("item") + "-renamed")
     with pytest.raises(InputError, match="duplicate item: input 'doc0', system 'reference'"):
-        ingest_tidy(con, write_csv(tmp_path / "c.csv", renamed))
+        ingest(con, write_csv(tmp_path / "c.csv", renamed), format="tidy")
     assert counts(con) == before
 
 
@@ -270,5 +272,5 @@ def test_values_that_would_overflow_the_statistics_are_refused(tmp_path, value):
     path.write_text(f"item,input,system,measure,value\ni1,in1,s1,m,2\ni2,in1,s2,m,{value}\n")
     con = open_store()
     with pytest.raises(InputError, match=r"row 2, column 'value'.*exceeds 1e\+100"):
-        ingest_tidy(con, path)
+        ingest(con, path, format="tidy")
     assert con.execute("SELECT count(*) FROM scores").fetchall() == [(0,)]

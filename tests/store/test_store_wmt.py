@@ -18,8 +18,7 @@ import polars as pl
 import pytest
 from scipy import stats
 
-from hanna_stats.analyses import correlate
-from hanna_stats.analyses._common import LEVELS, given_left_out
+from hanna_stats.analyses import correlate, given_left_out
 from hanna_stats.analyses.meta_eval import (
     calibrated_accuracy,
     calibrated_comparison,
@@ -27,16 +26,10 @@ from hanna_stats.analyses.meta_eval import (
     spa,
 )
 from hanna_stats.cli import INGEST_FORMATS, main
-from hanna_stats.store import (
-    InputError,
-    ingest_tidy,
-    ingest_wmt,
-    load_study,
-    open_store,
-    open_study,
-)
+from hanna_stats.store import InputError, ingest, load_study, open_store, open_study
 from hanna_stats.store.db import read_sql
-from hanna_stats.store.ingest import FILE_INGESTERS, detect_format
+from hanna_stats.store.formats import FORMATS, detect_format
+from hanna_stats.vocabulary import WORDS
 
 LPS = ("en-de", "de-en")
 N_SEGMENTS = 4
@@ -194,7 +187,7 @@ def test_set(tmp_path):
 
 def test_ingest_values_and_mapping(test_set):
     con = open_store()
-    summary = ingest_wmt(con, test_set, lp="en-de", ref="refA")
+    (summary,) = ingest(con, test_set, lp="en-de", ref="refA", format="wmt")
     assert (summary.format, summary.source, summary.skipped) == ("wmt", "wmt23 en-de", False)
     n_sys = 4 + 4 + 3 + 4 + 3  # lines of the .sys.score files, refA's left out
     n_domain = 4  # lines of mqm.domain.score, refA's left out
@@ -309,11 +302,11 @@ def _system_means(values, systems):
 
 def test_correlate_matches_scipy(test_set):
     con = open_store()
-    ingest_wmt(con, test_set, lp="de-en", ref="refA")
+    ingest(con, test_set, lp="de-en", ref="refA", format="wmt")
     study = load_study(con)
     values = expected_values(test_set, "de-en")
     human = values["mqm"]
-    item_level, system_level, global_level = LEVELS
+    item_level, system_level, global_level = WORDS["level"]
     for metric in ("BLEU-refA", "CometKiwi-src"):
         m = values[metric]
         # system level: means over segments (MQM's None left out), refB (human) excluded
@@ -351,7 +344,7 @@ def _given_pairs(files, x, y, systems):
 @pytest.mark.parametrize("include_human", [False, True])
 def test_correlate_given_system_scores_matches_scipy(test_set, include_human):
     con = open_store()
-    ingest_wmt(con, test_set, lp="de-en", ref="refA")
+    ingest(con, test_set, lp="de-en", ref="refA", format="wmt")
     study = load_study(con)
     files = expected_system_values(test_set, "de-en")
     systems = SYSTEMS if include_human else MT_SYSTEMS
@@ -408,7 +401,7 @@ def test_given_system_scores_leave_out_measures_without_them(test_set, capsys):
     files = expected_system_values(test_set, "de-en")
     sys_path(test_set, "de-en", "CometKiwi-src").unlink()
     con = open_store()
-    ingest_wmt(con, test_set, lp="de-en", ref="refA")
+    ingest(con, test_set, lp="de-en", ref="refA", format="wmt")
     study = load_study(con)
     df = correlate(study, level="system", system_scores="given", method="pearson")
     assert set(df["measure"]) == {"BLEU-refA", "chrF-refA"}
@@ -419,7 +412,7 @@ def test_given_system_scores_leave_out_measures_without_them(test_set, capsys):
     assert math.isclose(row["statistic"][0], expected, abs_tol=1e-12)
     with pytest.raises(ValueError, match=r"^system_scores='given' is for level='system'.*'item'"):
         correlate(study, level="segment", system_scores="given")
-    with pytest.raises(ValueError, match=r"^system_scores must be one of mean, given; got 'x'"):
+    with pytest.raises(ValueError, match=r"^system_scores must be one of 'mean', 'given'; got 'x'"):
         correlate(study, level="system", system_scores="x")
     db = test_set.parent / "de-en.duckdb"
     assert main(["ingest", "--db", str(db), str(test_set), "--lp", "de-en", "--ref", "refA"]) == 0
@@ -436,7 +429,7 @@ def test_given_system_scores_leave_out_measures_without_them(test_set, capsys):
     path = sys_path(test_set, "en-de", "mqm")
     path.write_text("".join(f"{s}\t{v}\n" for s, v in lines_of(path) if s in ("refA", "refB")))
     con = open_store()
-    ingest_wmt(con, test_set, lp="en-de", ref="refA")
+    ingest(con, test_set, lp="en-de", ref="refA", format="wmt")
     study = load_study(con)
     df = correlate(study, level="system", system_scores="given")
     assert set(df["against"]) == {"wmt-z"}
@@ -447,7 +440,7 @@ def test_given_system_scores_leave_out_measures_without_them(test_set, capsys):
         sys_path(test_set, "en-de", metric).unlink()
     (test_set / "metric-scores" / "en-de" / "CometKiwi-src.sys.score").unlink()
     con = open_store()
-    ingest_wmt(con, test_set, lp="en-de", ref="refA")
+    ingest(con, test_set, lp="en-de", ref="refA", format="wmt")
     with pytest.raises(
         ValueError,
         match=r"^system_scores='given': no measure of kinds metric has a given system-level "
@@ -477,7 +470,7 @@ def test_given_system_scores_in_the_meta_evaluation_statistics(test_set, capsys)
     """calibrate, calibrated-permutation and clusters take the given system-level values; spa
     refuses them (its p-values permute the segments); --criterion picks one criterion."""
     con = open_store()
-    ingest_wmt(con, test_set, lp="de-en", ref="refA")
+    ingest(con, test_set, lp="de-en", ref="refA", format="wmt")
     study = load_study(con)
     files = expected_system_values(test_set, "de-en")
     metrics = ("BLEU-refA", "CometKiwi-src", "chrF-refA")
@@ -575,7 +568,7 @@ def _exact_spa(h, m, systems, n):
 
 def test_spa_one_criterion_matches_exact_permutations(test_set, capsys):
     con = open_store()
-    ingest_wmt(con, test_set, lp="de-en", ref="refA")
+    ingest(con, test_set, lp="de-en", ref="refA", format="wmt")
     study = load_study(con)
     values = expected_values(test_set, "de-en")
     full = spa(study, permutations=20000)
@@ -600,7 +593,7 @@ def test_gzip_compressed_files_are_read_as_their_content(test_set):
     import gzip
 
     plain = open_store()
-    ingest_wmt(plain, test_set, lp="de-en", ref="refA")
+    ingest(plain, test_set, lp="de-en", ref="refA", format="wmt")
     compressed = [
         p
         for p in test_set.rglob("*")
@@ -610,7 +603,7 @@ def test_gzip_compressed_files_are_read_as_their_content(test_set):
         path.with_name(path.name + ".gz").write_bytes(gzip.compress(path.read_bytes()))
         path.unlink()
     con = open_store()
-    summary = ingest_wmt(con, test_set, lp="de-en", ref="refA")
+    (summary,) = ingest(con, test_set, lp="de-en", ref="refA", format="wmt")
     assert summary.n_values > 0
     for q in (
         "SELECT * EXCLUDE (source_name) FROM measure_catalogue ORDER BY ALL",
@@ -624,7 +617,7 @@ def test_gzip_compressed_files_are_read_as_their_content(test_set):
     mqm = test_set / "human-scores" / "de-en.mqm.seg.score"
     mqm.write_bytes(gzip.decompress(mqm.with_name(mqm.name + ".gz").read_bytes()))
     with pytest.raises(InputError, match=r"^human-scores: both 'de-en\.mqm\.seg\.score' and "):
-        ingest_wmt(open_store(), test_set, lp="de-en", ref="refA")
+        ingest(open_store(), test_set, lp="de-en", ref="refA", format="wmt")
 
 
 def test_store_without_system_level_table(test_set, tmp_path):
@@ -632,7 +625,7 @@ def test_store_without_system_level_table(test_set, tmp_path):
     values) and refuses system_scores='given'."""
     db = tmp_path / "old.duckdb"
     con = open_store(db)
-    ingest_wmt(con, test_set, lp="en-de", ref="refA")
+    ingest(con, test_set, lp="en-de", ref="refA", format="wmt")
     con.execute("DROP VIEW given_system_scores")
     con.execute("DROP TABLE system_level_scores")
     con.close()
@@ -654,43 +647,38 @@ def test_store_without_system_level_table(test_set, tmp_path):
 
 def test_rerun_is_idempotent(test_set):
     con = open_store()
-    ingest_wmt(con, test_set, lp="en-de", ref="refA")
+    ingest(con, test_set, lp="en-de", ref="refA", format="wmt")
     before = counts(con)
-    again = ingest_wmt(con, test_set, lp="en-de", ref="refA")
+    (again,) = ingest(con, test_set, lp="en-de", ref="refA", format="wmt")
     assert again.skipped and counts(con) == before
-    # another pair is refused whatever extend and replace say (system and measure names are
-    # not tied to a pair: its values would mix with en-de's), even without system-level files
-    refusal = (
-        r"^wmt23: this store holds wmt23 en-de; a store holds one language pair: ingest de-en "
-        r"into its own store$"
-    )
-    for extend, replace in ((False, False), (True, False), (False, True), (True, True)):
-        with pytest.raises(InputError, match=refusal):
-            ingest_wmt(con, test_set, lp="de-en", ref="refA", extend=extend, replace=replace)
-        assert counts(con) == before
-    for measure in SYS_FILES:
-        sys_path(test_set, "de-en", measure).unlink()
-    with pytest.raises(InputError, match=refusal):
-        ingest_wmt(con, test_set, lp="de-en", ref="refA", extend=True)
-    assert counts(con) == before
+    # another pair of the test set is a new subset of the study (tests/store/test_store_subsets),
+    # its system-level values kept apart from en-de's; ingested again, it is skipped
+    (other,) = ingest(con, test_set, lp="de-en", ref="refA", format="wmt")
+    assert other.added["inputs"] == 4 and other.replaced == 0
+    assert con.execute("SELECT name FROM study").fetchall() == [("wmt23",)]
+    both = counts(con)
+    assert both["system_level_scores"] == 2 * before["system_level_scores"]
+    for lp in ("de-en", "en-de"):
+        assert ingest(con, test_set, lp=lp, ref="refA", format="wmt")[0].skipped
+    assert counts(con) == both
     # a changed file is a new ingest: refused without --replace, nothing written
     path = test_set / "metric-scores" / "en-de" / "BLEU-refA.seg.score"
     path.write_text(path.read_text().replace("sysA\t", "sysA\t1", 1))
     before = counts(con)
     with pytest.raises(InputError, match="would replace 1 value"):
-        ingest_wmt(con, test_set, lp="en-de", ref="refA")
+        ingest(con, test_set, lp="en-de", ref="refA", format="wmt")
     assert counts(con) == before
 
 
 def test_system_level_rerun_and_replace(test_set):
     con = open_store()
-    ingest_wmt(con, test_set, lp="en-de", ref="refA")
+    ingest(con, test_set, lp="en-de", ref="refA", format="wmt")
     before = counts(con)
     # the same values in a changed file (a reordered line) add nothing
     path = sys_path(test_set, "en-de", "BLEU-refA")
     lines = path.read_text().splitlines()
     path.write_text("\n".join(lines[::-1]) + "\n")
-    again = ingest_wmt(con, test_set, lp="en-de", ref="refA")
+    (again,) = ingest(con, test_set, lp="en-de", ref="refA", format="wmt")
     assert not again.skipped and again.replaced == 0 and again.added["values"] == 0
     assert counts(con) == {**before, "ingests": before["ingests"] + 1}
     # a changed system-level value is refused, then replaced with --replace
@@ -703,9 +691,11 @@ def test_system_level_rerun_and_replace(test_set):
         match=r"would replace 1 value\(s\) .*\(first: system-level value of system 'sysB', "
         r"measure 'BLEU-refA': ",
     ):
-        ingest_wmt(con, test_set, lp="en-de", ref="refA")
+        ingest(con, test_set, lp="en-de", ref="refA", format="wmt")
     assert counts(con) == before
-    assert ingest_wmt(con, test_set, lp="en-de", ref="refA", replace=True).replaced == 1
+    assert (
+        ingest(con, test_set, lp="en-de", ref="refA", replace=True, format="wmt")[0].replaced == 1
+    )
     stored = con.execute(
         "SELECT value FROM given_system_scores WHERE measure = 'BLEU-refA' AND system = 'sysB'"
     ).fetchall()
@@ -771,7 +761,7 @@ def test_bad_file_names_file_and_line(test_set, edit, message):
     con = open_store()
     empty = counts(con)
     with pytest.raises(InputError, match=message):
-        ingest_wmt(con, test_set, lp="en-de", ref="refA")
+        ingest(con, test_set, lp="en-de", ref="refA", format="wmt")
     assert counts(con) == empty
 
 
@@ -780,22 +770,22 @@ def test_too_few_scores_names_the_system(test_set):
     lines = path.read_text().splitlines()
     path.write_text("\n".join(lines[:4] + lines[5:]) + "\n")  # drop sysB's first score
     with pytest.raises(InputError, match=r"row 7: system 'sysB' has 3 scores, expected 4"):
-        ingest_wmt(open_store(), test_set, lp="en-de", ref="refA")
+        ingest(open_store(), test_set, lp="en-de", ref="refA", format="wmt")
 
 
 def test_language_pair_and_reference_choice(test_set):
     con = open_store()
     with pytest.raises(InputError, match=r"^wmt23: 2 language pairs \(de-en, en-de\): choose one"):
-        ingest_wmt(con, test_set)
+        ingest(con, test_set, format="wmt")
     with pytest.raises(InputError, match=r"^wmt23: no language pair 'fr-de'; found: de-en, en-de"):
-        ingest_wmt(con, test_set, lp="fr-de")
+        ingest(con, test_set, lp="fr-de", format="wmt")
     with pytest.raises(InputError, match=r"2 references \(refA, refB\): choose one with --ref"):
-        ingest_wmt(con, test_set, lp="en-de")
+        ingest(con, test_set, lp="en-de", format="wmt")
     with pytest.raises(InputError, match=r"no reference 'refC'; found: refA, refB"):
-        ingest_wmt(con, test_set, lp="en-de", ref="refC")
+        ingest(con, test_set, lp="en-de", ref="refC", format="wmt")
     assert counts(con)["ingests"] == 0
     # refB standard: refA is a human system, the -refB metric kept and the -refA ones left out
-    summary = ingest_wmt(con, test_set, lp="en-de", ref="refB")
+    (summary,) = ingest(con, test_set, lp="en-de", ref="refB", format="wmt")
     refs = con.execute("SELECT DISTINCT reference FROM items ORDER BY 1").fetchall()
     assert refs == [(f"en-de other reference {i}",) for i in range(N_SEGMENTS)]
     systems = con.execute("SELECT name, is_human FROM systems ORDER BY name").fetchall()
@@ -810,7 +800,7 @@ def test_standard_reference_is_not_a_system(test_set):
     """MTME's GetCorrelations: systems = all outputs - main refs; human outputs (refB) only with
     include_human; the standard reference refA's scores are left out, and the summary says so."""
     con = open_store()
-    summary = ingest_wmt(con, test_set, lp="en-de", ref="refA")
+    (summary,) = ingest(con, test_set, lp="en-de", ref="refA", format="wmt")
     # refA's lines: 4 in mqm.seg, 4 in CometKiwi-src.seg, 1 in each of mqm, wmt-z and
     # CometKiwi-src .sys, 1 in mqm.domain (BLEU-refA has none, BLEU-refB is not read)
     assert summary.notes[0] == (
@@ -849,7 +839,7 @@ def test_metrics_of_other_references_are_left_out(test_set):
         )
     (folder / "BLEU-refB.seg.score").write_text("not read\n")  # left out unread: no error
     con = open_store()
-    summary = ingest_wmt(con, test_set, lp="en-de", ref="refA")
+    (summary,) = ingest(con, test_set, lp="en-de", ref="refA", format="wmt")
     measures = [r[0] for r in con.execute("SELECT name FROM measures ORDER BY position").fetchall()]
     assert measures == ["mqm", "wmt-z", "BLEU-refA", "CometKiwi-src", "chrF-refA"]
     assert summary.notes[1] == (
@@ -865,56 +855,55 @@ def test_metrics_of_other_references_are_left_out(test_set):
         lines = path.read_text().splitlines()  # drop refB's score lines
         path.write_text("".join(f"{line}\n" for line in lines if line.split()[-2] != "refB"))
     con = open_store()
-    ingest_wmt(con, test_set, lp="en-de")  # one reference: no --ref needed
+    ingest(con, test_set, lp="en-de", format="wmt")  # one reference: no --ref needed
     measures = [r[0] for r in con.execute("SELECT name FROM measures ORDER BY position").fetchall()]
     assert "MBR-all" in measures and "COMET-refA.refB" not in measures
 
 
 def test_documents_give_domain_and_document(test_set):
     con = open_store()
-    ingest_wmt(con, test_set, lp="de-en", ref="refA")
+    ingest(con, test_set, lp="de-en", ref="refA", format="wmt")
     rows = con.execute("SELECT domain, document FROM inputs ORDER BY position").fetchall()
     assert rows == [("news", "doc0"), ("news", "doc0"), ("social", "doc1"), ("social", "doc1")]
     # the documents file is optional
     (test_set / "documents" / "en-de.docs").unlink()
     con = open_store()
-    ingest_wmt(con, test_set, lp="en-de", ref="refA")
+    ingest(con, test_set, lp="en-de", ref="refA", format="wmt")
     assert con.execute("SELECT count(*) FROM inputs WHERE domain IS NULL").fetchall() == [(4,)]
     path = test_set / "documents" / "de-en.docs"
     path.write_text("news doc0\nnews\nsocial doc1\nsocial doc1\n")
     with pytest.raises(
         InputError, match=r"^de-en\.docs, row 2: expected 'DOMAIN DOCUMENT', got 1 field\(s\)$"
     ):
-        ingest_wmt(open_store(), test_set, lp="de-en", ref="refA")
+        ingest(open_store(), test_set, lp="de-en", ref="refA", format="wmt")
     path.write_text("news doc0\n")
     with pytest.raises(InputError, match=r"^de-en\.docs: has 1 lines, expected 4"):
-        ingest_wmt(open_store(), test_set, lp="de-en", ref="refA")
+        ingest(open_store(), test_set, lp="de-en", ref="refA", format="wmt")
 
 
 def test_old_store_gains_domain_and_document(tmp_path):
-    """A store written before inputs.domain and inputs.document existed (the schema without
-    them) gains them when it is opened for writing, its rows kept."""
+    """A store written before inputs.domain, inputs.document and inputs.subset existed (the
+    schema without them) gains them when it is opened for writing, its rows kept."""
     old_schema = "\n".join(
         line
         for line in read_sql("schema.sql").splitlines()
-        if not re.match(r"\s*(domain|document)\s+VARCHAR,?$|ALTER TABLE inputs", line)
+        if not re.match(r"\s*(domain|document|subset)\s+VARCHAR,?$|ALTER TABLE inputs", line)
     ).replace("text     VARCHAR,\n", "text     VARCHAR\n")
     db = tmp_path / "old.duckdb"
     con = duckdb.connect(str(db))
     con.execute(old_schema)
-    con.execute(read_sql("views.sql"))
     con.execute("INSERT INTO inputs (name, position, text) VALUES ('en-de:0', 0, 'source')")
     assert "domain" not in {r[0] for r in con.execute("DESCRIBE inputs").fetchall()}
     con.close()
     con = open_store(db)
-    rows = con.execute("SELECT name, text, domain, document FROM inputs").fetchall()
-    assert rows == [("en-de:0", "source", None, None)]
+    rows = con.execute("SELECT name, text, domain, document, subset FROM inputs").fetchall()
+    assert rows == [("en-de:0", "source", None, None, None)]
     con.close()
 
 
 def test_reingest_with_another_reference(test_set):
     con = open_store()
-    ingest_wmt(con, test_set, lp="en-de", ref="refA")
+    ingest(con, test_set, lp="en-de", ref="refA", format="wmt")
     before = counts(con)
     with pytest.raises(
         InputError,
@@ -922,17 +911,17 @@ def test_reingest_with_another_reference(test_set):
         r"the store \(first: item 'en-de:0:sysA', reference 'en-de reference 0' -> 'en-de other "
         r"reference 0'\); pass --replace",
     ):
-        ingest_wmt(con, test_set, lp="en-de", ref="refB")
+        ingest(con, test_set, lp="en-de", ref="refB", format="wmt")
     assert counts(con) == before
-    summary = ingest_wmt(con, test_set, lp="en-de", ref="refB", replace=True)
+    (summary,) = ingest(con, test_set, lp="en-de", ref="refB", replace=True, format="wmt")
     assert summary.replaced_texts == {"reference texts": 12, "output texts": 0}
     assert "replaced: 0 values, 12 reference texts" in str(summary)
     # a changed output text is counted too
     path = test_set / "system-outputs" / "en-de" / "sysA.txt"
     path.write_text(path.read_text().replace("output 0", "output zero"))
     with pytest.raises(InputError, match=r"would replace 0 reference text\(s\) and 1 output"):
-        ingest_wmt(con, test_set, lp="en-de", ref="refB")
-    summary = ingest_wmt(con, test_set, lp="en-de", ref="refB", replace=True)
+        ingest(con, test_set, lp="en-de", ref="refB", format="wmt")
+    (summary,) = ingest(con, test_set, lp="en-de", ref="refB", replace=True, format="wmt")
     assert summary.replaced_texts == {"reference texts": 0, "output texts": 1}
 
 
@@ -957,7 +946,7 @@ def test_cli_refuses_what_is_not_a_test_set(test_set, tmp_path, capsys):
     assert refused(root, "--lp", "en-de") == message
     assert refused(root, "--format", "wmt") == message
     with pytest.raises(InputError, match=r"^mt-metrics-eval-v2: a folder of 1 WMT test set"):
-        ingest_wmt(open_store(), root, lp="en-de")
+        ingest(open_store(), root, lp="en-de", format="wmt")
     partial = root / "wmt23"
     _remove(partial / "human-scores")
     assert refused(partial, "--lp", "en-de").startswith(
@@ -990,10 +979,10 @@ def test_missing_folder(test_set):
     with pytest.raises(
         InputError, match=r"^wmt23: no system output files system-outputs/en-de/SYS\.txt$"
     ):
-        ingest_wmt(open_store(), test_set, lp="en-de", ref="refA")
+        ingest(open_store(), test_set, lp="en-de", ref="refA", format="wmt")
     _remove(test_set / "metric-scores")
     with pytest.raises(InputError, match=r"^wmt23: no folder metric-scores/"):
-        ingest_wmt(open_store(), test_set, lp="en-de", ref="refA")
+        ingest(open_store(), test_set, lp="en-de", ref="refA", format="wmt")
 
 
 def test_cli(test_set, tmp_path, capsys):
@@ -1028,14 +1017,14 @@ def test_store_of_another_study_is_refused(test_set, tmp_path):
     tidy = tmp_path / "other.csv"
     _write(tidy, ["item,input,system,measure,value", "a,p,A,BLEU,1.0", "b,p,B,BLEU,2.0"])
     con = open_store()
-    ingest_tidy(con, tidy, study="Other")
+    ingest(con, tidy, study="Other", format="tidy")
     before = counts(con)
     message = (
-        r"^wmt23: this store holds Other; a store holds one language pair: ingest en-de into its "
-        r"own store$"
+        r"^wmt23: this store holds Other; a store holds the language pairs of one test set: "
+        r"ingest en-de into its own store$"
     )
     with pytest.raises(InputError, match=message):
-        ingest_wmt(con, test_set, lp="en-de", ref="refA", extend=True, replace=True)
+        ingest(con, test_set, lp="en-de", ref="refA", extend=True, replace=True, format="wmt")
     assert counts(con) == before
 
 
@@ -1043,7 +1032,7 @@ def test_utf8_byte_order_mark_and_bad_byte(test_set):
     source = test_set / "sources" / "en-de.txt"
     source.write_bytes(b"\xef\xbb\xbf" + source.read_bytes())  # a BOM is dropped
     con = open_store()
-    ingest_wmt(con, test_set, lp="en-de", ref="refA")
+    ingest(con, test_set, lp="en-de", ref="refA", format="wmt")
     assert con.execute("SELECT text FROM inputs WHERE name = 'en-de:0'").fetchall() == [
         ("en-de source 0 ü",)
     ]
@@ -1054,12 +1043,12 @@ def test_utf8_byte_order_mark_and_bad_byte(test_set):
     path.write_bytes(b"\n".join(lines))
     message = rf"^BLEU-refA\.seg\.score, row 3: not valid UTF-8 \(byte 0xff at offset {offset}\)$"
     with pytest.raises(InputError, match=message):
-        ingest_wmt(open_store(), test_set, lp="de-en", ref="refA")
+        ingest(open_store(), test_set, lp="de-en", ref="refA", format="wmt")
 
 
 def test_format_detection_and_open_study(test_set):
     assert detect_format(test_set) == "wmt"
-    assert set(INGEST_FORMATS) == {*FILE_INGESTERS, "wmt"}
+    assert tuple(INGEST_FORMATS) == tuple(FORMATS)
     with pytest.raises(InputError, match=r"^wmt23: is a WMT test set: ingest one language pair"):
         open_study(test_set)
 
@@ -1110,7 +1099,7 @@ def test_wmt22_system_pearson_equals_mtme(wmt22_study, include_human):
 
 def test_wmt22_documents_and_notes(wmt22_dir):
     con = open_store()
-    summary = ingest_wmt(con, wmt22_dir, lp="zh-en", ref="refA")
+    (summary,) = ingest(con, wmt22_dir, lp="zh-en", ref="refA", format="wmt")
     # refA's lines: 1,875 in each of the 5 human .seg files, the 10 -src metrics and
     # SEScore-refA (the other -refA metrics have none), 1 in 3 of the 5 human .sys files, and
     # 8 in the .domain files (4 domains in 2 of the 4 files)
@@ -1136,7 +1125,7 @@ def test_williams_on_given_system_scores(test_set):
     from hanna_stats.analyses import williams
 
     con = open_store()
-    ingest_wmt(con, test_set, lp="de-en", ref="refA")
+    ingest(con, test_set, lp="de-en", ref="refA", format="wmt")
     study = load_study(con)
     options = {"level": "system", "system_scores": "given", "include_human": True}
     tests = williams(study, criterion="wmt-z", method="pearson", **options)
@@ -1168,7 +1157,7 @@ def test_borda_on_given_system_scores(test_set):
     from hanna_stats.analyses import borda
 
     con = open_store()
-    ingest_wmt(con, test_set, lp="de-en", ref="refA")
+    ingest(con, test_set, lp="de-en", ref="refA", format="wmt")
     study = load_study(con)
     options = {"level": "system", "system_scores": "given", "include_human": True}
     got = borda(study, **options)
@@ -1193,10 +1182,12 @@ def test_topk_on_given_system_scores(test_set):
     from hanna_stats.analyses import topk
 
     con = open_store()
-    ingest_wmt(con, test_set, lp="de-en", ref="refA")
+    ingest(con, test_set, lp="de-en", ref="refA", format="wmt")
     study = load_study(con)
     files = expected_system_values(test_set, "de-en")
-    frame = topk(study, ks=[3], system_scores="given", include_human=True)
+    frame = topk(
+        study, ks=[3], level="system", method="pearson", system_scores="given", include_human=True
+    )
     row = frame.filter((pl.col("criterion") == "wmt-z") & (pl.col("measure") == "CometKiwi-src"))
     ranked = sorted(SYSTEMS, key=lambda s: -files["wmt-z"][s])[:3]
     assert row["systems"][0] == "; ".join(ranked)
@@ -1211,7 +1202,7 @@ def test_wmt22_domain_level_scores_stored_as_given(wmt22_dir, tmp_path):
     `given_domain_scores`), the standard reference's lines left out; a domain that
     `documents/LP.docs` does not name is refused with its line."""
     con = open_store()
-    ingest_wmt(con, wmt22_dir, lp="zh-en", ref="refA")
+    ingest(con, wmt22_dir, lp="zh-en", ref="refA", format="wmt")
     stored = {
         (measure, domain, system): value
         for measure, domain, system, value in con.execute(
@@ -1234,5 +1225,5 @@ def test_wmt22_domain_level_scores_stored_as_given(wmt22_dir, tmp_path):
     path.write_text(path.read_text(encoding="utf-8").replace("news\t", "sports\t", 1))
     fresh = open_store()
     with pytest.raises(InputError, match=r"zh-en\.mqm\.domain\.score, row \d+, column 'domain'"):
-        ingest_wmt(fresh, copy, lp="zh-en", ref="refA")
+        ingest(fresh, copy, lp="zh-en", ref="refA", format="wmt")
     assert fresh.execute("SELECT count(*) FROM domain_level_scores").fetchall() == [(0,)]

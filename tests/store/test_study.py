@@ -11,13 +11,7 @@ import pytest
 
 from hanna_stats import open_study
 from hanna_stats.analyses import _common, borda, correlate, correlation_ci, williams_all
-from hanna_stats.store import (
-    DataNotFoundError,
-    build_hanna_store,
-    ingest_hanna_metric_scores,
-    load_study,
-    open_store,
-)
+from hanna_stats.store import DataNotFoundError, build_hanna_store, ingest, load_study, open_store
 from reports import ReportSettings, build_report, write_report
 from reports.html import chart_spec
 from reports.sections import williams as williams_section
@@ -197,7 +191,7 @@ def test_no_sql_outside_the_store():
 
 def test_metric_only_study_has_no_ratings(hanna_dir):
     con = open_store()
-    ingest_hanna_metric_scores(con, hanna_dir / "hanna_metric_scores.csv")
+    ingest(con, hanna_dir / "hanna_metric_scores.csv", format="hanna-metric-scores")
     study = load_study(con)
     con.close()
     assert study.ratings.height == 0

@@ -1,0 +1,116 @@
+"""The layers: no module imports a layer above its own, or a private name of another layer.
+
+``sql/`` -> :mod:`hanna_stats.store` -> :mod:`hanna_stats.kernels` -> :mod:`hanna_stats.analyses`
+-> ``reports/`` -> :mod:`hanna_stats.cli`, with :mod:`hanna_stats.vocabulary` (the words) and
+:mod:`hanna_stats.study` (the in-memory Study and Cube) beneath the analyses, and ``scoring/``
+beside the store (it computes metrics from texts into it). Every import statement counts,
+including those inside functions (the lazy ones).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: What each layer may import (besides itself).
+ALLOWED = {
+    "vocabulary": set(),
+    "progress": set(),
+    "study": {"vocabulary"},
+    "store": {"vocabulary", "progress", "study"},
+    "kernels": {"vocabulary", "progress"},
+    "analyses": {"vocabulary", "progress", "study", "kernels"},
+    "reports": {"vocabulary", "progress", "study", "kernels", "analyses"},
+    "scoring": {"vocabulary", "progress", "study", "store", "kernels"},
+    "cli": {
+        "vocabulary",
+        "progress",
+        "study",
+        "store",
+        "kernels",
+        "analyses",
+        "reports",
+        "scoring",
+    },
+    "package": {"vocabulary", "study", "store"},  # hanna_stats/__init__.py, __main__.py
+}
+
+
+def layer(module: str) -> str | None:
+    """The layer of a dotted module name of this project (None for any other module)."""
+    parts = module.split(".")
+    if parts[0] in ("reports", "scoring"):
+        return parts[0]
+    if parts[0] != "hanna_stats":
+        return None
+    if len(parts) == 1:
+        return "package"
+    if parts[1] == "__main__":  # python -m hanna_stats: runs the command line
+        return "cli"
+    return parts[1].removesuffix(".py")
+
+
+def modules() -> list[tuple[str, Path]]:
+    found = []
+    for top in ("hanna_stats", "reports", "scoring"):
+        for path in sorted((REPO / top).rglob("*.py")):
+            parts = path.relative_to(REPO).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            found.append((name, path))
+    return found
+
+
+def imports(name: str, path: Path) -> list[tuple[int, str, list[str]]]:
+    """(line, imported module, imported names) of every import in the file, relative ones
+    resolved against the module's package."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.extend((node.lineno, alias.name, []) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - node.level + 1]
+                base = ".".join([*anchor, base]) if base else ".".join(anchor)
+            for alias in node.names:  # `from hanna_stats import analyses`: a submodule
+                submodule = REPO / "hanna_stats" / alias.name
+                if base == "hanna_stats" and (
+                    submodule.is_dir() or submodule.with_suffix(".py").is_file()
+                ):
+                    out.append((node.lineno, f"{base}.{alias.name}", []))
+                else:
+                    out.append((node.lineno, base, [alias.name]))
+    return out
+
+
+CASES = modules()
+
+
+@pytest.mark.parametrize(("name", "path"), CASES, ids=[name for name, _ in CASES])
+def test_no_import_reaches_up_or_into_private_names(name, path):
+    own = layer(name)
+    problems = []
+    for line, module, names in imports(name, path):
+        target = layer(module)
+        if target is None or target == own:
+            continue
+        where = f"{path.relative_to(REPO)}:{line}"
+        if target not in ALLOWED[own]:
+            problems.append(f"{where}: the {own} layer imports {module} ({target} layer)")
+        private = [p for p in module.split(".")[1:] if p.startswith("_")]
+        private += [n for n in names if n.startswith("_")]
+        if private:
+            problems.append(f"{where}: imports private {', '.join(private)} of {module}")
+    assert not problems, "\n".join(problems)
+
+
+def test_every_module_has_a_layer():
+    assert all(layer(name) in ALLOWED for name, _ in CASES), [
+        name for name, _ in CASES if layer(name) not in ALLOWED
+    ]
