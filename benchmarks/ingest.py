@@ -40,22 +40,23 @@ checked to hold the same values (count and sum). The machine is shared (2 cores)
 are noisy, the ratios measured in the same run are the figures to quote.
 
 Targets (issue 22, streaming ingest): peak memory at most 1.5x the baseline's and flat in the row
-count, time at most 1.5x. Measured (2 cores, one run each, load average 1 to 2):
+count, time at most 1.5x. Measured (2 cores, one run each, load average 1 to 2, 4 for 100M):
 
-======================  ==================  ===================  ==========  ==========
-rows x measures         ours                baseline             time        memory
-======================  ==================  ===================  ==========  ==========
-10M x 50 (200k items)   3.26 s, 372 MiB     3.73 s, 741 MiB      0.87x       0.50x
-50M x 50 (1M items)     13.40 s, 724 MiB    10.06 s, 793 MiB     1.33x       0.91x
-50M x 250 (200k items)  10.51 s, 586 MiB    11.04 s, 689 MiB     0.95x       0.85x
-100M x 500 (200k items) 16.59 s, 597 MiB    31.31 s, 1,195 MiB   0.53x       0.50x
-======================  ==================  ===================  ==========  ==========
+=======================  ==================  ===================  ==========  ==========
+rows x measures          ours                baseline             time        memory
+=======================  ==================  ===================  ==========  ==========
+10M x 50 (200k items)    3.44 s, 364 MiB     4.09 s, 741 MiB      0.84x       0.49x
+50M x 50 (1M items)      13.39 s, 719 MiB    9.35 s, 777 MiB      1.43x       0.93x
+50M x 250 (200k items)   7.73 s, 584 MiB     10.32 s, 683 MiB     0.75x       0.85x
+100M x 500 (200k items)  28.39 s, 600 MiB    45.40 s, 1,205 MiB   0.63x       0.50x
+=======================  ==================  ===================  ==========  ==========
 
-Our memory is bounded: DuckDB's limit is lowered while the store is written
-(:func:`hanna_stats.store.batch.write_memory`: 384 MiB plus 160 bytes per item, for the items'
-indexes), so past about 30M rows more rows add no memory (586 vs 597 MiB at 200k items); more
-items do. Refusals (50M x 50, defect in the last 1%): 0.19x-0.27x the ingest's time, 0.44x its
-memory. Before (issue 22): 4.65 GB at 10M rows, 3.9x-8.1x the baseline's time.
+(Another 50M x 50 run: 1.33x time, 0.91x memory.) Our memory is bounded: DuckDB's limit is
+lowered while the store is written (:func:`hanna_stats.store.batch.write_memory`: 384 MiB plus
+160 bytes per item, for the items' indexes), so past about 30M rows more rows add no memory (584
+vs 600 MiB at 200k items); more items do. Refusals (50M x 50, defect in the last 1%): 0.25x-0.28x
+the ingest's time, 0.45x its memory. Before (issue 22): 4.65 GB at 10M rows, 3.9x-8.1x the
+baseline's time.
 """
 
 from __future__ import annotations

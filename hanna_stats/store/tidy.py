@@ -605,7 +605,7 @@ class TidyFile:
         combos = con.execute("SELECT measure_raw, c FROM _hs_t_combo_index").fetchall()
         # Without raters and with few measures, each item's measures are a mask of bits: the
         # duplicate rows are then counted with the items (see _check_unique).
-        masked = RATER not in types and len(combos) <= MASK_BITS
+        masked = RATER not in types and types[KEYS[3]] == "VARCHAR" and len(combos) <= MASK_BITS
         mask = "bit_or(1::UBIGINT << list_extract($c, list_position($raw, measure)))"
         self._scan(
             con,
@@ -698,13 +698,13 @@ class TidyFile:
             "WHERE huge_row IS NOT NULL ORDER BY rater IS NOT NULL, huge_row LIMIT 1"
         ).fetchall()
         if huge:
-            value, measure, row, rated = huge[0]
+            value, measure, row, rating = huge[0]
             ((item,),) = con.execute(
                 "SELECT x.item FROM _hs_t_rows r JOIN _hs_t_item_index x ON x.raw = r.item "
                 'WHERE r."row" = ?',
                 [row],
             ).fetchall()
-            raise b.magnitude_error(source, value, measure, item, row, "score" if rated else VALUE)
+            raise b.magnitude_error(source, value, measure, item, row, "score" if rating else VALUE)
         self._stage(con, types, measures, rated)
         con.execute("DROP TABLE temp._hs_t_pairs")
         self.notes = _scale_note(measures, inferred)
