@@ -33,6 +33,7 @@ from hanna_stats.kernels import (
     soft_pairwise_accuracy,
     tie_calibration,
 )
+from hanna_stats.kernels.ties import TIE_RTOL
 from hanna_stats.store import ingest, load_study, open_store
 
 REPO = Path(__file__).resolve().parents[1]
@@ -77,22 +78,24 @@ def fisher_loop(H, M):
 
 def calibration_loop(H, M):
     """Per pair: numpy pairs of every input, one argsort and a cumulative sum over the sorted
-    differences (the sweep of mt-metrics-eval's tau_optimization, vectorised per pair)."""
+    differences (the sweep of mt-metrics-eval's tau_optimization, vectorised per pair), with
+    the metric tying a pair when its difference is within ``epsilon + TIE_RTOL * scale``
+    (``scale`` the metric's largest ``|m|``): the candidates are 0 and every difference."""
     i, j = np.triu_indices(H.shape[2], 1)
     out = np.empty((len(H), len(M)))
+    w = 1.0 / (len(i) * H.shape[1])
     for a in range(len(H)):
         dh = (H[a][:, j] - H[a][:, i]).ravel()
         for b in range(len(M)):
             dm = (M[b][:, j] - M[b][:, i]).ravel()
+            tol = TIE_RTOL * np.abs(M[b]).max()
             strict = (np.sign(dh) == np.sign(dm)).astype(float)
             tie = (dh == 0).astype(float)
-            w = 1.0 / (len(i) * H.shape[1])
-            diff = np.abs(dm)
-            order = np.argsort(diff, kind="stable")
-            running = strict.sum() * w + np.cumsum((tie - strict)[order]) * w
-            last = np.r_[diff[order][1:] != diff[order][:-1], True]  # end of each run
-            values = np.r_[strict.sum() * w, running[last]]
-            out[a, b] = values.max()
+            diff = np.sort(np.abs(dm))
+            order = np.argsort(np.abs(dm), kind="stable")
+            running = np.r_[0.0, np.cumsum((tie - strict)[order])]
+            tied = np.searchsorted(diff, np.r_[0.0, diff] + tol, side="right")
+            out[a, b] = (strict.sum() + running[tied]).max() * w
     return out
 
 
@@ -106,7 +109,7 @@ def spa_loop(H, M, signs):
     def pvalues(x):
         partial = signs @ x  # (K, S)
         sums = x.sum(axis=0)
-        gamma = 1e-10 * np.abs(x[:, i] - x[:, j]).sum(axis=0)
+        gamma = 1e-10 * (np.abs(x[:, i]) + np.abs(x[:, j])).sum(axis=0)
         return (partial[:, i] - partial[:, j] >= sums[i] - sums[j] - gamma).mean(axis=0)
 
     p_h = [pvalues(x) for x in H]

@@ -3,8 +3,9 @@ grow, one dimension at a time (issue 22, "Bounded-memory kernels").
 
 Run from the repository root: ``python benchmarks/scaling.py`` (about 10 minutes on 2 cores),
 ``--quick`` for a smoke run on small sizes, ``--only NAME`` for one family (``kendall``,
-``perm``, ``ties``, ``bootstrap``), ``--budget SIZE`` to set ``HANNA_STATS_MEMORY_BUDGET`` for
-every case (default: the library's, 1 GiB; the 10,000-item check runs under 2 GiB).
+``perm``, ``ties``, ``calibrated``, ``bootstrap``), ``--budget SIZE`` to set
+``HANNA_STATS_MEMORY_BUDGET`` for every case (default: the library's, 1 GiB; the 10,000-item
+check runs under 2 GiB).
 
 Each case runs in a fresh subprocess: it builds synthetic data (scores rounded to one decimal,
 so with ties), warms the kernel up on a tiny input (compiling or loading the Numba cache), then
@@ -24,8 +25,13 @@ WMT's 20,000 segments):
   x 20 metrics (190 pairs) x 10, 20, 40, 80 systems, 200 permutations; and 10 to 40 metrics.
 - ``ties``: :func:`tie_calibration` (optimal epsilon), 1 human x 4 metrics, items 200 to
   20,000 and systems 10 to 40.
+- ``calibrated``: :func:`calibrated_permutation_test` (pair swaps, item level), 1 human x 2
+  metrics x 20 systems, 1,000 permutations, items 1,400 (the most the former single draw of
+  swaps took), 2,000 and 20,000 (3.8 billion swaps, drawn and used block by block); the check:
+  20,000 items within the memory budget.
 - ``bootstrap``: :func:`bootstrap_ci`, item-level Kendall of 50 metrics with a criterion, 1000
-  input resamples; items, systems and measures.
+  input resamples; items, systems and measures; the check: 20,000 items within the memory
+  budget.
 """
 
 from __future__ import annotations
@@ -113,6 +119,18 @@ def _case(family, p):
         return (
             lambda: tie_calibration(H[:, :3], X[:, :3]),
             lambda: tie_calibration(H, X),
+        )
+    if family == "calibrated":
+        from hanna_stats.kernels import calibrated_permutation_test
+
+        H = np.round(rng.normal(size=(1, G, S)) * 2)
+        X = np.round(H + rng.normal(size=(M, G, S)), 1)
+        kwargs = dict(level="item", permutations=p["permutations"], seed=1)
+        return (
+            lambda: calibrated_permutation_test(
+                H[:, :3], X[:, :3], **{**kwargs, "permutations": 5}
+            ),
+            lambda: calibrated_permutation_test(H, X, **kwargs),
         )
     if family == "bootstrap":
         from hanna_stats.kernels import bootstrap_ci
@@ -208,10 +226,15 @@ def pair_items(p):
     return p["items"] * p["measures"] * (p["measures"] + 1) / 2
 
 
+def swap_count(p):
+    """Swap indicators of the item-level calibrated test: permutations x items x system pairs."""
+    return p["permutations"] * p["items"] * p["systems"] * (p["systems"] - 1) / 2
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke run")
-    parser.add_argument("--only", choices=("kendall", "perm", "ties", "bootstrap"))
+    parser.add_argument("--only", choices=("kendall", "perm", "ties", "calibrated", "bootstrap"))
     parser.add_argument("--budget", help="HANNA_STATS_MEMORY_BUDGET for every case")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -225,6 +248,8 @@ def main(argv=None):
         return args.only in (None, name)
 
     import numba
+
+    from hanna_stats.kernels._options import memory_budget, parse_bytes
 
     print(
         f"scaling.py: {os.cpu_count()} CPUs, Numba {numba.__version__} with "
@@ -354,17 +379,41 @@ def main(argv=None):
             budget,
             per,
         )
+    limit_mib = (parse_bytes(budget) if budget else memory_budget()) / MIB
+    if wanted("calibrated"):
+        base = {"items": 2000, "systems": 20, "measures": 2, "permutations": 1000}
+        if quick:
+            base = {"items": 200, "systems": 10, "measures": 2, "permutations": 200}
+        items = [20, 200, 2000] if quick else [1400, 2000, 20000]
+        per = ("ns/swap", lambda r: r["seconds"] / swap_count(r["params"]) * 1e9)
+        rows = series("calibrated", "items", "items", base, items, swap_count, budget, per)
+        checks.append(
+            (
+                f"calibrated permutation test {items[-1]:,} x {base['systems']} x "
+                f"{base['measures']} metrics, {base['permutations']:,} permutations: peak "
+                f"{rows[-1]['peak_mib']:.0f} MiB < {limit_mib:.0f} (the memory budget)",
+                rows[-1]["peak_mib"] < limit_mib,
+            )
+        )
     if wanted("bootstrap"):
         base = {"items": 2000, "systems": 20, "measures": 50, "resamples": 1000}
         if quick:
             base = {"items": 200, "systems": 10, "measures": 10, "resamples": 100}
-        series(
+        rows = series(
             "bootstrap",
             "items",
             "items",
             base,
             [20, 200, 2000] if quick else [200, 2000, 20000],
             budget=budget,
+        )
+        checks.append(
+            (
+                f"item-level bootstrap {rows[-1]['params']['items']:,} x {base['systems']} x "
+                f"{base['measures']}, {base['resamples']:,} resamples: peak "
+                f"{rows[-1]['peak_mib']:.0f} MiB < {limit_mib:.0f} (the memory budget)",
+                rows[-1]["peak_mib"] < limit_mib,
+            )
         )
         series(
             "bootstrap",

@@ -970,7 +970,6 @@ def _commands() -> tuple[Command, ...]:
             RATED_KINDS,
             opt(
                 "--confidence",
-                dest="confidence_level",
                 type=float,
                 default=DEFAULTS["confidence_level"],
                 help="confidence level of the intervals, in (0, 1)",

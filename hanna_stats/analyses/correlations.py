@@ -29,6 +29,8 @@ Conventions (Chhun et al., 2022; see ``docs/conventions.md``):
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import polars as pl
 
@@ -55,7 +57,6 @@ from hanna_stats.vocabulary import (
     Coefficient,
     GroupBy,
     Kind,
-    Level,
     LevelWord,
     NanPolicy,
     PvalueMethod,
@@ -211,51 +212,41 @@ def correlate(
         )
     return _correlate(
         study,
-        level=level,
-        method=method,
-        against=against,
-        variant=variant,
-        nan_policy=nan_policy,
-        include_human=include_human,
-        kinds=kinds,
-        pvalue_method=pvalue_method,
-        group_by=group_by,
-        weighting=weighting,
-        confidence=confidence,
-        system_scores=system_scores,
+        **{name: value for name, value in locals().items() if name in _CORRELATE_OPTIONS},
     )
 
 
-def _correlate(
-    study: Study,
-    *,
-    level: Level,
-    method: Coefficient,
-    against: Against = "criteria",
-    variant: Variant = "b",
-    nan_policy: NanPolicy = "omit",
-    include_human: bool = False,
-    kinds: tuple[Kind, ...] = ("metric",),
-    pvalue_method: PvalueMethod | None = None,
-    group_by: GroupBy = "input",
-    weighting: Weighting = "uniform",
-    confidence: float | None = None,
-    system_scores: SystemScores = "mean",
-) -> pl.DataFrame:
-    """:func:`correlate` on checked options (``level`` canonical, ``kinds`` a tuple): the
-    analyses that correlate on the way (Borda counts, the judges' best metrics) call it after
-    checking their own options once."""
+#: :func:`correlate`'s options and their defaults, which :func:`_correlate` takes.
+_CORRELATE_OPTIONS = {
+    name: p.default
+    for name, p in inspect.signature(correlate).parameters.items()
+    if p.kind is p.KEYWORD_ONLY
+}
+
+
+def _correlate(study: Study, **options) -> pl.DataFrame:
+    """:func:`correlate` on checked options (``level`` canonical, ``kinds`` a tuple; those not
+    given take :func:`correlate`'s defaults): the analyses that correlate on the way (Borda
+    counts, the judges' best metrics) call it after checking their own options once."""
+    unknown = set(options) - set(_CORRELATE_OPTIONS)
+    if unknown:
+        raise TypeError(f"_correlate got unknown options {sorted(unknown)}")
+    o = _CORRELATE_OPTIONS | options
+    level, method, against, variant, nan_policy = (
+        o[k] for k in ("level", "method", "against", "variant", "nan_policy")
+    )
+    group_by, pvalue_method, confidence = o["group_by"], o["pvalue_method"], o["confidence"]
     selection = Selection(
-        kinds=kinds,
-        include_human=include_human,
+        kinds=o["kinds"],
+        include_human=o["include_human"],
         level=level,
         method=method,
         variant=variant,
         # "raise" reads the propagated matrix and names the first undefined pair asked for.
         nan_policy="propagate" if nan_policy == "raise" else nan_policy,
         group_by=group_by,
-        weighting=weighting,
-        system_scores=system_scores,
+        weighting=o["weighting"],
+        system_scores=o["system_scores"],
     )
     # the metrics alone need no human criteria
     cube, res = correlation_matrix(study, selection, criteria=against != "metrics")

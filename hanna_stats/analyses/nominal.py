@@ -191,7 +191,7 @@ def nominal_agreement(
     *,
     measures: list[str] | None = None,
     kinds: tuple[RatedKind, ...] = ("human",),
-    confidence_level: float = 0.95,
+    confidence: float = 0.95,
     interval_method: Literal["t", "z"] | None = None,
     categories: Literal["scale", "observed"] = "scale",
     resamples: int = 1000,
@@ -242,7 +242,7 @@ def nominal_agreement(
         ``kinds`` (those without rater-level values give no rows).
     kinds : tuple of str
         Kinds of the default measures: ``"human"`` (default), ``"llm-judge"``, ``"metric"``.
-    confidence_level : float
+    confidence : float
         Level of every interval, in (0, 1).
     interval_method : {None, "t", "z"}
         None (default): each coefficient's reference convention (AC1 and Fleiss' kappa ``t``,
@@ -279,7 +279,7 @@ def nominal_agreement(
     ------
     ValueError
         Unknown ``measures``, ``kinds``, ``interval_method`` or ``categories``;
-        ``confidence_level`` outside (0, 1); bad ``resamples`` or ``seed``.
+        ``confidence`` outside (0, 1); bad ``resamples`` or ``seed``.
 
     Notes
     -----
@@ -294,7 +294,7 @@ def nominal_agreement(
     Everitt (1969): see :mod:`hanna_stats.kernels.nominal` and
     :mod:`hanna_stats.kernels.agreement`.
     """
-    confidence = check_confidence(confidence_level)
+    confidence = check_confidence(confidence)
     if interval_method is not None:
         check("interval_method", interval_method)
     check("categories", categories)

@@ -12,7 +12,9 @@ from __future__ import annotations
 import numbers
 import os
 import re
+from contextlib import contextmanager
 
+import numba
 import numpy as np
 
 from hanna_stats.vocabulary import WORDS, code
@@ -215,3 +217,25 @@ def memory_budget(budget=None):
         return parse_bytes(budget)
     env = os.environ.get(MEMORY_BUDGET_ENV, "").strip()
     return parse_bytes(env) if env else parse_bytes(MEMORY_BUDGET)
+
+
+#: Work (element operations) below which a parallel kernel runs on the calling thread alone:
+#: waking Numba's threads costs tens of microseconds, and on a busy machine, where a thread
+#: waits for a core, tens of milliseconds, far more than such work takes.
+SERIAL_WORK = 200_000
+
+
+@contextmanager
+def threads_for(work):
+    """Run the parallel kernels called inside on one thread when ``work`` (their element
+    operations, roughly) is below :data:`SERIAL_WORK`, else on Numba's threads as set. The
+    kernels' results do not depend on their thread count."""
+    if work >= SERIAL_WORK:
+        yield
+        return
+    previous = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        yield
+    finally:
+        numba.set_num_threads(previous)

@@ -27,12 +27,19 @@ from ._options import (
     check_indices,
     check_option,
     check_seed,
+    memory_budget,
     validated,
 )
 from ._prepared import _from_prepared, _prepare_column, _store_ties, _ties
 from .correlation import _statistic_omit
 from .distributed import cluster_executor, split
-from .grouped import at_level, correlations_of_cubes, level_correlation
+from .grouped import (
+    _block_correlations,
+    _group_blocks,
+    at_level,
+    correlations_of_cubes,
+    level_correlation,
+)
 from .pairs import multiplicities
 
 
@@ -98,39 +105,38 @@ def bootstrap_indices(n_inputs, n_systems, *, resample="inputs", resamples=1000,
 
 
 @njit(cache=True, parallel=True)
-def _weighted_group_mean(R, weights):
-    """Weighted means over groups of per-group correlations, skipping undefined groups.
+def _weighted_group_sums(R, weights, total, weight):
+    """Add a block of groups' weighted per-group correlations to running sums, skipping
+    undefined groups.
 
-    ``out[k, i, j] = sum_g w[k, g] R[g, i, j] / sum_g w[k, g]`` over the groups where
-    ``R[g, i, j]`` is not NaN (summed in group order); NaN when no such group has weight. With
-    ``w`` the multiplicities of a bootstrap resample of the inputs this is the mean of the
+    ``total[k, i, j] += w[k, g] R[g, i, j]`` and ``weight[k, i, j] += w[k, g]`` over the groups
+    ``g`` of the block where ``w[k, g] != 0`` and ``R[g, i, j]`` is not NaN, in group order: the
+    blocks of groups, added one after the other, sum as one pass over all groups. With ``w`` the
+    multiplicities of a bootstrap resample of the inputs, ``total / weight`` is the mean of the
     defined correlations over the resampled inputs, duplicates included.
 
     Parameters
     ----------
     R : ndarray of float64, shape (G, Ma, Mb)
     weights : ndarray of float64, shape (K, G)
-
-    Returns
-    -------
-    ndarray of float64, shape (K, Ma, Mb)
+    total, weight : ndarray of float64, shape (K, Ma, Mb)
+        Updated in place.
     """
     groups, measures_a, measures_b = R.shape
     rows = weights.shape[0]
-    out = np.empty((rows, measures_a, measures_b))
     for t in prange(rows * measures_a):
         k, i = divmod(np.int64(t), measures_a)
         for j in range(measures_b):
-            total = 0.0
-            weight = 0.0
+            running_total = total[k, i, j]
+            running_weight = weight[k, i, j]
             for g in range(groups):
                 w = weights[k, g]
                 r = R[g, i, j]
                 if w != 0.0 and not np.isnan(r):
-                    total += w * r
-                    weight += w
-            out[k, i, j] = total / weight if weight > 0.0 else np.nan
-    return out
+                    running_total += w * r
+                    running_weight += w
+            total[k, i, j] = running_total
+            weight[k, i, j] = running_weight
 
 
 @njit(cache=True, parallel=True)
@@ -250,6 +256,39 @@ def _item_resampled(A, B, weights, systems, method_code, variant_code):
     return out
 
 
+class _Weights:
+    """Weights (K, G) float64 of :func:`resampled_statistic` made a block of rows at a time
+    (``weights[lo:hi]``): the multiplicities of bootstrap draws ``indices`` (K, G') of the
+    ``groups`` inputs, or, without ``indices``, the jackknife's (K = G): row ``k`` weighs
+    input ``k`` 0 and the others 1."""
+
+    def __init__(self, groups, indices=None):
+        self.groups = groups
+        self.indices = indices
+
+    def __len__(self):
+        return self.groups if self.indices is None else len(self.indices)
+
+    def __getitem__(self, rows):
+        if self.indices is not None:
+            return multiplicities(self.indices[rows], self.groups)
+        lo, hi, _ = rows.indices(self.groups)
+        weights = np.ones((hi - lo, self.groups))
+        weights[np.arange(hi - lo), np.arange(lo, hi)] = 0.0
+        return weights
+
+
+def _resample_rows(A, B, systems):
+    """Rows (resamples) of a block of :func:`resampled_statistic`: as many as fit a quarter of
+    the memory budget (at least one), each taking its weights and the transients of making them
+    (4 x 8 G bytes), its systems' means (3 x 8 S' a measure) and its statistics (3 x 8 a
+    cell)."""
+    measures_a, groups, n_systems = A.shape
+    drawn = n_systems if systems is None else systems.shape[1]
+    per_row = 8 * (4 * groups + 3 * (measures_a + B.shape[0]) * drawn + 3 * measures_a * B.shape[0])
+    return max(1, memory_budget() // 4 // per_row)
+
+
 def resampled_statistic(A, B, *, level, method, variant, weights=None, systems=None):
     """The level correlation of ``A`` and ``B`` under K reweightings of inputs and systems.
 
@@ -260,11 +299,15 @@ def resampled_statistic(A, B, *, level, method, variant, weights=None, systems=N
     :func:`level_correlation` with ``nan_policy="omit"``.
 
     - ``level="item"``: per-input correlations across the kept systems, then their weighted
-      mean (:func:`_weighted_group_mean`); without ``systems`` the per-input correlations are
-      computed once for all rows.
+      mean (:func:`_weighted_group_sums`); without ``systems`` the per-input correlations are
+      computed once for all rows, block by block of inputs (``_group_blocks`` of
+      :mod:`~hanna_stats.kernels.grouped`), each block's weighted sums added to the rows'.
     - ``level="system"``: per-system weighted means over inputs (:func:`_weighted_system_means`),
-      then one correlation across the kept systems per row, all rows in one
+      then one correlation across the kept systems per row, all rows of a block in one
       group correlation call (the rows play the groups).
+
+    The rows go in blocks that fit the memory budget (:func:`_resample_rows`), their weights
+    made block by block; a row's value does not depend on the blocks.
 
     Parameters
     ----------
@@ -274,7 +317,7 @@ def resampled_statistic(A, B, *, level, method, variant, weights=None, systems=N
     level : {"item", "system"}
     method : {"pearson", "spearman", "kendall"}
     variant : {"a", "b", "c"}
-    weights : ndarray of float64, shape (K, G), optional
+    weights : ndarray of float64, shape (K, G), or _Weights, optional
         Default: every input weighs 1.
     systems : ndarray of int64, shape (K, S'), optional
         Default: all systems, in order.
@@ -286,31 +329,42 @@ def resampled_statistic(A, B, *, level, method, variant, weights=None, systems=N
     symmetric = A is B
     groups = A.shape[1]
     rows = len(weights) if weights is not None else len(systems)
-    if level == "system":
-        cubes = []
-        for X in (A,) if symmetric else (A, B):
-            if weights is None:
-                means = np.broadcast_to(at_level(X, "system", True), (X.shape[0], rows, X.shape[2]))
-            else:
-                means = _weighted_system_means(X, weights)
-            if systems is not None:
-                means = np.take_along_axis(means, systems[None], axis=2)
-            cubes.append(np.ascontiguousarray(means))
-        return correlations_of_cubes(cubes[0], cubes[-1], method, variant, True)
-    if systems is None:
-        R = correlations_of_cubes(A, B, method, variant, True)
-        return _weighted_group_mean(R, weights)
-    if weights is None:
-        weights = np.ones((rows, groups))
+    step = _resample_rows(A, B, systems)
+    blocks = [(lo, min(lo + step, rows)) for lo in range(0, rows, step)]
     method_code = check_option("method", method)
     variant_code = check_option("variant", variant)
-    return _item_resampled(A, B, weights, systems, method_code, variant_code)
-
-
-def _leave_one_out(n):
-    """Rows of the jackknife: the 0/1 weights (n, n) and the kept indices (n, n - 1)."""
-    keep = ~np.eye(n, dtype=bool)
-    return keep.astype(np.float64), np.nonzero(keep)[1].reshape(n, n - 1)
+    out = np.zeros((rows, A.shape[0], B.shape[0]))
+    if level == "item" and systems is None:  # out: the weighted sums, then their means
+        weight = np.zeros_like(out)
+        for lo, hi, a, b in _group_blocks(A, B, symmetric, method_code):
+            R = np.empty((hi - lo, A.shape[0], B.shape[0]))
+            _block_correlations(a, b, symmetric, method_code, variant_code, True, R)
+            for first, last in blocks:
+                w = np.ascontiguousarray(weights[first:last][:, lo:hi])
+                _weighted_group_sums(R, w, out[first:last], weight[first:last])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            np.divide(out, weight, out=out)
+        out[~(weight > 0.0)] = np.nan
+        return out
+    for lo, hi in blocks:
+        w = None if weights is None else weights[lo:hi]
+        kept = None if systems is None else systems[lo:hi]
+        if level == "system":
+            cubes = []
+            for X in (A,) if symmetric else (A, B):
+                if w is None:
+                    means = at_level(X, "system", True)
+                    means = np.broadcast_to(means, (X.shape[0], hi - lo, X.shape[2]))
+                else:
+                    means = _weighted_system_means(X, w)
+                if kept is not None:
+                    means = np.take_along_axis(means, kept[None], axis=2)
+                cubes.append(np.ascontiguousarray(means))
+            out[lo:hi] = correlations_of_cubes(cubes[0], cubes[-1], method, variant, True)
+        else:
+            w = np.ones((hi - lo, groups)) if w is None else w
+            out[lo:hi] = _item_resampled(A, B, w, kept, method_code, variant_code)
+    return out
 
 
 def jackknife(A, B, *, level, method, variant, resample):
@@ -318,12 +372,13 @@ def jackknife(A, B, *, level, method, variant, resample):
     resampled axis (inputs, then systems, as ``resample`` says)."""
     out = []
     if resample in ("inputs", "both"):
-        w, _ = _leave_one_out(A.shape[1])
+        w = _Weights(A.shape[1])
         out.append(
             resampled_statistic(A, B, level=level, method=method, variant=variant, weights=w)
         )
     if resample in ("systems", "both"):
-        _, kept = _leave_one_out(A.shape[2])
+        n = A.shape[2]
+        kept = np.nonzero(~np.eye(n, dtype=bool))[1].reshape(n, n - 1)
         out.append(
             resampled_statistic(A, B, level=level, method=method, variant=variant, systems=kept)
         )
@@ -415,7 +470,9 @@ def bootstrap_distribution(
     total=...)`` wrapping blocks of resamples computed one after the other (e.g.
     :func:`hanna_stats.progress.progress`); each resample is computed alone, so the blocks
     give the same values as one call. The item level with only inputs drawn is one block (its
-    per-input correlations are computed once; the resamples only reweight them).
+    per-input correlations are computed once; the resamples only reweight them). Within a
+    block, the resamples (and at item level the inputs' correlations) go in smaller blocks that
+    fit the memory budget (:func:`resampled_statistic`), with the same values.
     """
     arrays = {"A": A} if B is None else {"A": A, "B": B}
     check_option("level", level, WORDS["item_system"])
@@ -429,7 +486,7 @@ def bootstrap_distribution(
         blocks = progress(blocks, desc="bootstrap resamples", total=len(blocks))
     parts = []
     for lo, hi in blocks:
-        weights = None if inputs is None else multiplicities(inputs[lo:hi], a.shape[1])
+        weights = None if inputs is None else _Weights(a.shape[1], inputs[lo:hi])
         drawn = None if systems is None else systems[lo:hi]
         parts.append(
             resampled_statistic(
@@ -477,7 +534,10 @@ def bootstrap_ci(
     ``"bca"``, quantiles at the BCa levels of :func:`bca_levels` (Efron 1987), the
     acceleration from the jackknife (leave one input out, leave one system out, or both axes
     summed as scipy does for several samples). For a 1-D mean both equal
-    ``scipy.stats.bootstrap(..., method="percentile"/"BCa")`` with the same ``seed``.
+    ``scipy.stats.bootstrap(..., method="percentile"/"BCa")`` with the same ``seed``. The
+    resamples, the jackknife's rows and the inputs' correlations go in blocks that fit the
+    memory budget (:func:`~hanna_stats.kernels._options.memory_budget`; see
+    :func:`resampled_statistic`), with the same values bit for bit.
 
     Parameters
     ----------

@@ -9,22 +9,30 @@ costs one dot product.
 from __future__ import annotations
 
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange, types
+from numba import get_num_threads, njit, prange, types
 from numba.extending import intrinsic
 
-from ._options import KENDALL, SPEARMAN, check_option, check_options, memory_budget, validated
-from .correlation import _statistic, _statistic_omit, _unit_vector
-from .kendall import _counts_from_sign_sums, _tau
+from ._options import (
+    KENDALL,
+    SPEARMAN,
+    check_option,
+    check_options,
+    memory_budget,
+    threads_for,
+    validated,
+)
+from .correlation import _statistic_omit, _unit_vector
+from .kendall import KendallCounts, _counts_from_sign_sums, _sorted_counts, _tau, _with_group
 from .ranks import _rankdata
 
 #: Kendall uses per-vector pair signs (two bits per pair of systems) on groups of up to
-#: SIGN_VECTOR_MAX_N systems; otherwise it counts each pair of vectors with
-#: :func:`kendall_counts` (O(n log n) beyond ``QUADRATIC_MAX_N``). Measured: signs are about
-#: twice as fast at 128 to 256 systems, on par near 500. The groups are prepared and correlated
-#: in blocks whose prepared vectors and correlations fit the memory budget
+#: SIGN_VECTOR_MAX_N systems; on longer vectors it sorts each vector once and sweeps each pair
+#: with a Fenwick tree (:func:`_prepare_sorted`, O(n log n) a pair). The groups are prepared
+#: and correlated in blocks whose prepared vectors and correlations fit the memory budget
 #: (:func:`~hanna_stats.kernels._options.memory_budget`), so the signs hold at any size.
 SIGN_VECTOR_MAX_N = 256
 
@@ -70,51 +78,50 @@ def _popcount(typingctx, x):
     return types.uint64(types.uint64), codegen
 
 
+def _states(X):
+    """``state`` (G, M) int8 of each (measure, group) vector of a cube (M, G, S): ``_HAS_NAN``,
+    ``_UNDEFINED`` when it is constant or shorter than 2, else ``_OK`` (in numpy: several times
+    quicker than a compiled loop over the cube)."""
+    missing = np.isnan(X).any(axis=2)
+    constant = (X == X[:, :, :1]).all(axis=2) | (X.shape[2] < 2)
+    state = np.where(missing, _HAS_NAN, np.where(constant, _UNDEFINED, _OK)).astype(np.int8)
+    return np.ascontiguousarray(state.T)
+
+
 @njit(cache=True, parallel=True)
-def _prepare(X, method_code, signs):
+def _prepare(X, method_code, state):
     """Per (group, measure) vectors shared by all pairs; see :func:`group_correlations`.
 
-    Returns ``(units, signs, ties, state)``: for Pearson/Spearman ``units`` (G, M, S) holds the
-    unit vectors (of the ranks for Spearman); for Kendall with ``signs``, ``signs`` (G, M,
-    2 W) holds the signs ``sign(x[j] - x[i])`` of the ``P = S (S - 1) / 2`` pairs ``i < j`` as
-    two bit planes of ``W = ceil(P / 64)`` words each (words ``[0, W)``: the sign is nonzero;
-    ``[W, 2 W)``: it is positive; pair ``p`` at bit ``p % 64`` of word ``p // 64``) and
-    ``ties`` (G, M, 4) the tie statistics; ``state`` (G, M) is ``_OK``, ``_UNDEFINED`` or
-    ``_HAS_NAN``. Unused arrays are empty. Each vector is prepared alone (one thread each
-    group): the threads change nothing.
+    Returns ``(units, signs, ties)`` for the vectors ``_OK`` in ``state`` (:func:`_states`),
+    which turns ``_UNDEFINED`` where a unit vector is not defined (an infinite value): for
+    Pearson/Spearman ``units`` (G, M, S) holds the unit vectors (of the ranks for Spearman);
+    for Kendall (up to :data:`SIGN_VECTOR_MAX_N` systems), ``signs`` (G, M, 2 W) holds the
+    signs ``sign(x[j] - x[i])`` of the ``P = S (S - 1) / 2`` pairs ``i < j`` as two bit planes
+    of ``W = ceil(P / 64)`` words each (words ``[0, W)``: the sign is nonzero; ``[W, 2 W)``: it
+    is positive; pair ``p`` at bit ``p % 64`` of word ``p // 64``) and ``ties`` (G, M, 4) the
+    tie statistics. Unused arrays are empty. Each vector is prepared alone (one thread each):
+    the threads change nothing.
     """
     measures, groups, n = X.shape
     kendall = method_code == KENDALL
-    pairs = n * (n - 1) // 2 if kendall and signs else 0
+    pairs = n * (n - 1) // 2 if kendall else 0
     words = (pairs + 63) // 64
     units = np.zeros((groups, measures, 0 if kendall else n))
     sign_vectors = np.zeros((groups, measures, 2 * words), dtype=np.uint64)
     ties = np.zeros((groups, measures, 4 if pairs else 0))
-    state = np.full((groups, measures), _OK, dtype=np.int8)
-    for g in prange(groups):
-        # Kendall's tie statistics from the equal pairs met while forming the signs (no sort):
-        # each value's equal partners (count) and whether it is the first of its tie group.
-        count = np.empty(n, dtype=np.int64)
-        head = np.empty(n, dtype=np.bool_)
-        for m in range(measures):
-            # X[m, g, k] indexed directly: array views in the parallel loop would contend on
-            # their reference counts.
-            missing = False
-            constant = True
-            for k in range(n):
-                missing |= np.isnan(X[m, g, k])
-                constant &= X[m, g, k] == X[m, g, 0]
-            if missing:
-                state[g, m] = _HAS_NAN
-            elif not kendall:
+    for t in prange(groups * measures):
+        g, m = divmod(np.int64(t), measures)
+        if state[g, m] == _OK:
+            if not kendall:
                 x = X[m, g]
                 if not _unit_vector(_rankdata(x) if method_code == SPEARMAN else x, units[g, m]):
                     state[g, m] = _UNDEFINED
-            elif n < 2 or constant:
-                state[g, m] = _UNDEFINED
-            elif pairs:
-                count[:] = 0
-                head[:] = True
+            elif pairs:  # X[m, g, k] indexed directly: views in the loop would contend
+                # Kendall's tie statistics from the equal pairs met while forming the signs
+                # (no sort): each value's equal partners (count) and whether it is the first
+                # of its tie group.
+                count = np.zeros(n, dtype=np.int64)
+                head = np.ones(n, dtype=np.bool_)
                 p = 0
                 for i in range(n):
                     for j in range(i + 1, n):
@@ -130,22 +137,173 @@ def _prepare(X, method_code, signs):
                         p += 1
                 # _tie_stats' sums over the tie groups (of t values): its terms are integers
                 # (below 2**53 in float64), so their sum is exact in any order.
-                distinct = 0
-                tied_pairs = 0
-                v1 = 0.0
-                v2 = 0.0
+                stats = (np.int64(0), np.int64(0), 0.0, 0.0)
                 for k in range(n):
                     if head[k]:
-                        t = count[k] + 1
-                        distinct += 1
-                        tied_pairs += t * (t - 1) // 2
-                        v1 += t * (t - 1.0) * (2 * t + 5)
-                        v2 += t * (t - 1.0) * (t - 2)
-                ties[g, m, 0] = distinct
-                ties[g, m, 1] = tied_pairs
-                ties[g, m, 2] = v1
-                ties[g, m, 3] = v2
-    return units, sign_vectors, ties, state
+                        stats = _with_group(stats, count[k] + 1)
+                ties[g, m, 0] = stats[0]
+                ties[g, m, 1] = stats[1]
+                ties[g, m, 2] = stats[2]
+                ties[g, m, 3] = stats[3]
+    return units, sign_vectors, ties
+
+
+def _prepare_sorted(X, state):
+    """Per (group, measure) vectors of Kendall's sweep (:func:`~hanna_stats.kernels.kendall.
+    _sorted_counts`), for groups of more than :data:`SIGN_VECTOR_MAX_N` systems: ``(order, rank,
+    counts)``, the sort order (missing values last; ``~index``, negative, where a run of equal
+    values starts), the dense rank of each value (-1 where missing; (G, M, S) int32 each) and
+    the numbers of distinct and of present values (G, M, 2), for the vectors not
+    ``_UNDEFINED`` in ``state`` (:func:`_prepare`'s).
+
+    Each vector is sorted by numpy as 64-bit keys, its float32 value's order in the high half
+    and its index in the low half (numpy sorts plain keys about 3x quicker than it argsorts
+    float64, and several times quicker than a compiled sort), then values that share a float32
+    are put in float64 order (:func:`_finish_sort`). The vectors are shared among as many
+    threads as Numba uses (numpy and these kernels release the GIL); a vector's result does not
+    depend on the others, so the threads change nothing."""
+    measures, groups, n = X.shape
+    if n >= 2**31:
+        raise ValueError(f"Kendall vectors longer than 2**31 - 1 values are not supported; got {n}")
+    order, rank = (np.empty((groups, measures, n), dtype=np.int32) for _ in range(2))
+    counts = np.zeros((groups, measures, 2))
+    todo = np.argwhere(state != _UNDEFINED)  # (g, m) rows
+
+    def sort(rows):  # a few calls per chunk of vectors: the threads seldom wait for the GIL
+        for chunk in np.array_split(rows, max(1, -(-len(rows) * n // SORT_CHUNK_VALUES))):
+            keys = np.empty((len(chunk), n), dtype=np.uint64)
+            exact = _rows_keys(X, chunk, keys)
+            keys.sort(axis=1)
+            _rows_finish(X, chunk, keys, exact, order, rank, counts)
+
+    threads = max(1, min(get_num_threads(), len(todo)))
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(sort, np.array_split(todo, threads)))
+    return order, rank, counts
+
+
+#: Values whose sort keys :func:`_prepare_sorted` makes and sorts at once, per thread (16 MiB).
+SORT_CHUNK_VALUES = 2**21
+
+
+@njit(cache=True, nogil=True)
+def _rows_keys(X, rows, keys):
+    """:func:`_sort_keys` of the vectors ``X[m, g]`` of ``rows`` ((g, m) each) into the rows of
+    ``keys``; returns their ``exact`` flags."""
+    exact = np.empty(len(rows), dtype=np.bool_)
+    for r in range(len(rows)):
+        exact[r] = _sort_keys(X[rows[r, 1], rows[r, 0]], keys[r])
+    return exact
+
+
+@njit(cache=True, nogil=True)
+def _rows_finish(X, rows, keys, exact, order, rank, counts):
+    """:func:`_finish_sort` of the vectors of ``rows`` from their sorted ``keys``."""
+    for r in range(len(rows)):
+        g, m = rows[r, 0], rows[r, 1]
+        distinct, valid = _finish_sort(X[m, g], keys[r], exact[r], order[g, m], rank[g, m])
+        counts[g, m, 0] = distinct
+        counts[g, m, 1] = valid
+
+
+#: :func:`_sort_keys`' high half for a missing value: after every float32 (+inf included).
+_MISSING_KEY = 0xFFFFFFFF
+
+
+@njit(cache=True, nogil=True)
+def _sort_keys(x, keys):
+    """``keys[k]``: ``x[k]`` as float32 (rounding keeps the order; -0 as +0; NaN last) in bits
+    that sort as unsigned integers in the same order, shifted to the high half; ``k`` in the
+    low half. Returns whether every value is a float32 exactly (integer scores, say): then
+    equal keys are equal values."""
+    exact = True
+    for k in range(x.size):
+        v = np.float32(x[k])
+        exact &= np.isnan(v) or np.float64(v) == x[k]
+        bits = np.uint64(np.float32(0.0 if v == 0 else v).view(np.uint32))
+        if np.isnan(v):
+            bits = np.uint64(_MISSING_KEY)
+        elif bits >> np.uint64(31):
+            bits = ~bits & np.uint64(0xFFFFFFFF)
+        else:
+            bits |= np.uint64(0x80000000)
+        keys[k] = (bits << np.uint64(32)) | np.uint64(k)
+    return exact
+
+
+@njit(cache=True, nogil=True)
+def _finish_sort(x, keys, exact, order, rank):
+    """From :func:`_sort_keys`' keys, sorted, and whether they are ``exact``: ``order`` sorting
+    ``x`` in float64 (a run of keys with one float32 holds values in index order; out of
+    order, they are sorted), ``~index`` where a run of equal values starts, and ``rank`` (the
+    dense rank of each value; -1 where missing). Returns the numbers of distinct and of present
+    values. Different float32 values come from different float64 values, so only runs of one
+    float32 are compared in float64, and none when the keys are exact."""
+    n = x.size
+    low = np.uint64(0xFFFFFFFF)
+    high = np.uint64(32)
+    valid = n
+    while valid > 0 and keys[valid - 1] >> high == np.uint64(_MISSING_KEY):
+        valid -= 1
+        order[valid] = np.int32(keys[valid] & low)
+        rank[order[valid]] = -1
+    distinct = 0
+    start = 0
+    while start < valid:  # runs of one float32
+        stop = start + 1
+        while stop < valid and keys[stop] >> high == keys[start] >> high:
+            stop += 1
+        for k in range(start, stop):
+            order[k] = np.int32(keys[k] & low)
+        if stop - start > 1 and not exact:  # float64 order
+            for k in range(start + 1, stop):
+                if x[order[k]] < x[order[k - 1]]:
+                    segment = order[start:stop].copy()
+                    values = np.empty(stop - start)
+                    for q in range(stop - start):
+                        values[q] = x[segment[q]]
+                    order[start:stop] = segment[np.argsort(values, kind="mergesort")]
+                    break
+        previous = order[start]
+        for k in range(start, stop):
+            index = order[k]
+            if k == start or not (exact or x[index] == x[previous]):  # a new value
+                distinct += 1
+                order[k] = ~index
+            rank[index] = distinct - 1
+            previous = index
+        start = stop
+    return distinct, valid
+
+
+@njit(cache=True)
+def _tau_sorted(prepared_a, prepared_b, g, i, j, variant_code):
+    """Kendall's tau of vector ``i`` of A and ``j`` of B in group ``g`` from their
+    :func:`_prepare_sorted` arrays, over the positions where neither is missing: the vector
+    with more distinct values is swept, the other indexes the Fenwick tree (a smaller tree)."""
+    _, _, counts_a, _, order_a, rank_a = prepared_a
+    _, _, counts_b, _, order_b, rank_b = prepared_b
+    d_a, valid_a = np.int64(counts_a[g, i, 0]), np.int64(counts_a[g, i, 1])
+    d_b, valid_b = np.int64(counts_b[g, j, 0]), np.int64(counts_b[g, j, 1])
+    if d_a >= d_b:
+        counts = _sorted_counts(order_a[g, i, :valid_a], rank_b[g, j], d_b)
+    else:  # x and y swapped: the same C and D; the fields of x and y go back in place
+        c = _sorted_counts(order_b[g, j, :valid_b], rank_a[g, i], d_a)
+        counts = KendallCounts(
+            c.n,
+            c.concordant,
+            c.discordant,
+            c.y_ties,
+            c.x_ties,
+            c.xy_ties,
+            c.y_distinct,
+            c.x_distinct,
+            c.y_tie_v1,
+            c.y_tie_v2,
+            c.x_tie_v1,
+            c.x_tie_v2,
+        )
+    return _tau(counts, variant_code)
 
 
 @njit(cache=True, inline="always")
@@ -171,8 +329,8 @@ def _tau_from_signs(signs_a, signs_b, ties_a, ties_b, g, i, j, n, variant_code):
 @njit(cache=True, parallel=True)
 def _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, omit, R):
     # R (G, Ma, Mb): the groups of A and B, filled in place (a block of a larger output).
-    units_a, signs_a, ties_a, state_a = prepared_a
-    units_b, signs_b, ties_b, state_b = prepared_b
+    units_a, signs_a, ties_a, state_a, order_a = prepared_a[:5]
+    units_b, signs_b, ties_b, state_b = prepared_b[:4]
     measures_a, groups, n = A.shape
     measures_b = B.shape[0]
     cells = measures_a * (measures_a + 1) // 2 if symmetric else measures_a * measures_b
@@ -201,9 +359,12 @@ def _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, om
             elif signs_a.shape[2]:
                 r = _tau_from_signs(signs_a, signs_b, ties_a, ties_b, g, i, j, n, variant_code)
             else:
-                r = _statistic(A[i, g], B[j, g], method_code, variant_code)
+                r = _tau_sorted(prepared_a, prepared_b, g, i, j, variant_code)
         elif omit and a != _UNDEFINED and b != _UNDEFINED:
-            r = _statistic_omit(A[i, g], B[j, g], method_code, variant_code)
+            if order_a.shape[2]:
+                r = _tau_sorted(prepared_a, prepared_b, g, i, j, variant_code)
+            else:
+                r = _statistic_omit(A[i, g], B[j, g], method_code, variant_code)
         R[g, i, j] = r
         if symmetric:
             R[g, j, i] = r
@@ -211,7 +372,8 @@ def _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, om
 
 def _group_bytes(A, B, symmetric, method_code, cell_bytes):
     """Working bytes of one group of :func:`_group_blocks`: its measures' copies (8 S) and
-    prepared vectors (pair signs, unit vectors), and ``cell_bytes`` per (i, j) cell."""
+    prepared vectors (pair signs, unit vectors, sort orders and ranks), and ``cell_bytes`` per
+    (i, j) cell."""
     n = A.shape[2]
     measures = A.shape[0] + (0 if symmetric else B.shape[0])
     if method_code != KENDALL:
@@ -219,7 +381,7 @@ def _group_bytes(A, B, symmetric, method_code, cell_bytes):
     elif n <= SIGN_VECTOR_MAX_N:
         prepared = 16 * ((n * (n - 1) // 2 + 63) // 64) + 32
     else:
-        prepared = 0
+        prepared = 12 * n + 16  # sort order, sorted and per-value ranks (int32), distinct
     return measures * (8 * n + prepared + 1) + cell_bytes * A.shape[0] * B.shape[0]
 
 
@@ -240,13 +402,28 @@ def _group_blocks(A, B, symmetric, method_code, cell_bytes=8):
         yield lo, hi, a, a if symmetric else np.ascontiguousarray(B[:, lo:hi])
 
 
+def _prepared(X, method_code):
+    """The per-vector arrays of :func:`_fill`: ``(units, signs, ties, state, order, rank)``,
+    from :func:`_prepare` and, for Kendall on more than :data:`SIGN_VECTOR_MAX_N` systems,
+    :func:`_prepare_sorted` (``ties`` then its numbers of distinct and present values)."""
+    state = _states(X)
+    if method_code == KENDALL and X.shape[2] > SIGN_VECTOR_MAX_N:
+        order, rank, ties = _prepare_sorted(X, state)
+        units, signs = np.zeros((0, 0, 0)), np.zeros((0, 0, 0), dtype=np.uint64)
+    else:
+        units, signs, ties = _prepare(X, method_code, state)
+        order = rank = np.zeros((0, 0, 0), dtype=np.int32)
+    return units, signs, ties, state, order, rank
+
+
 def _block_correlations(A, B, symmetric, method_code, variant_code, omit, R):
     """Fill ``R`` (G, Ma, Mb) with :func:`group_correlations` of the C-contiguous cubes ``A``
-    and ``B`` (the blocks of :func:`_group_blocks`)."""
-    signs = A.shape[2] <= SIGN_VECTOR_MAX_N
-    prepared_a = _prepare(A, method_code, signs)
-    prepared_b = prepared_a if symmetric else _prepare(B, method_code, signs)
-    _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, omit, R)
+    and ``B`` (the blocks of :func:`_group_blocks`); on one thread when that is little work
+    (:func:`~hanna_stats.kernels._options.threads_for`)."""
+    with threads_for(R.size * A.shape[2]):
+        prepared_a = _prepared(A, method_code)
+        prepared_b = prepared_a if symmetric else _prepared(B, method_code)
+        _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, omit, R)
 
 
 def _group_correlations(A, B, symmetric, method_code, variant_code, omit):
@@ -257,8 +434,9 @@ def _group_correlations(A, B, symmetric, method_code, variant_code, omit):
     Plain Python around the two compiled passes: a compiled wrapper would cost seconds of
     compiling on a user's first run and save nothing."""
     R = np.empty((A.shape[1], A.shape[0], B.shape[0]))
-    for lo, hi, a, b in _group_blocks(A, B, symmetric, method_code):
-        _block_correlations(a, b, symmetric, method_code, variant_code, omit, R[lo:hi])
+    with threads_for(R.size * A.shape[2]):
+        for lo, hi, a, b in _group_blocks(A, B, symmetric, method_code):
+            _block_correlations(a, b, symmetric, method_code, variant_code, omit, R[lo:hi])
     return R
 
 

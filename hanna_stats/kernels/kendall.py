@@ -40,6 +40,19 @@ class KendallCounts(NamedTuple):
     y_tie_v2: float
 
 
+@njit(cache=True, inline="always")
+def _with_group(ties, t):
+    """:func:`_tie_stats`' ``(distinct, tied_pairs, v1, v2)`` with one more group of ``t``
+    equal values (``t`` int64)."""
+    distinct, pairs, v1, v2 = ties
+    return (
+        distinct + 1,
+        pairs + t * (t - 1) // 2,
+        v1 + t * (t - 1.0) * (2 * t + 5),
+        v2 + t * (t - 1.0) * (t - 2),
+    )
+
+
 @njit(cache=True)
 def _tie_stats(x):
     """Tie structure of a sorted 1-D array, in one pass over its runs of equal values.
@@ -51,21 +64,15 @@ def _tie_stats(x):
     first run; callers sort with :func:`~hanna_stats.kernels.ranks._sort_order`.)
     """
     n = x.size
-    distinct = 0
-    pairs = 0
-    v1 = 0.0
-    v2 = 0.0
+    ties = (np.int64(0), np.int64(0), 0.0, 0.0)
     i = 0
     while i < n:
-        t = 1
+        t = np.int64(1)
         while i + t < n and x[i + t] == x[i]:
             t += 1
-        distinct += 1
-        pairs += t * (t - 1) // 2
-        v1 += t * (t - 1.0) * (2 * t + 5)
-        v2 += t * (t - 1.0) * (t - 2)
+        ties = _with_group(ties, t)
         i += t
-    return distinct, pairs, v1, v2
+    return ties
 
 
 @njit(cache=True)
@@ -134,6 +141,90 @@ def _counts_mergesort(x, y):
         start = stop
     discordant = _merge_sort(ys, xs)
     y_ties = _tie_stats(ys)
+    untied = n * (n - 1) // 2 - x_ties[1] - y_ties[1] + xy_pairs  # C + D
+    return _counts_from_sign_sums(n, untied - 2 * discordant, untied, x_ties, y_ties)
+
+
+@njit(cache=True)
+def _sorted_counts(order_x, rank_y, distinct_y):
+    """:class:`KendallCounts` of two vectors prepared once each, over the positions where
+    neither is missing: ``order_x`` sorts the present values of ``x`` (any order within ties;
+    ``~index``, negative, where a run of equal values starts), ``rank_y`` holds the dense ranks
+    of ``y`` (``distinct_y`` values; -1 where missing).
+
+    The pairs are swept in ascending ``x``, a run of equal ``x`` at a time: each value is
+    discordant with the values of earlier runs (smaller ``x``) whose ``y`` is larger, counted
+    by a Fenwick tree over the ranks of ``y`` (Fenwick 1994, Software: Practice and Experience
+    24(3); O(n log distinct_y)); pairs tied in both are counted per run, and both vectors' tie
+    statistics (:func:`_tie_stats`, over the positions kept) along the way. Exact integers in
+    int64. The sort is shared by every pair a vector is in, so a matrix of ``m`` vectors costs
+    ``m`` sorts and ``m^2`` sweeps, where :func:`kendall_counts` sorts both vectors of each
+    pair (Christensen 2005, "Fast algorithms for the calculation of Kendall's tau",
+    Computational Statistics 20, on the Fenwick tree).
+    """
+    # The y ranks in x order and the x run of each, where y is present too: one gather, then
+    # sequential reads.
+    size = order_x.size
+    ys = np.empty(size, dtype=np.int32)
+    runs = np.empty(size, dtype=np.int32)
+    n = 0
+    run = -1
+    for k in range(size):
+        index = order_x[k]
+        if index < 0:  # a new run of x
+            index = ~index
+            run += 1
+        if rank_y[index] >= 0:
+            ys[n] = rank_y[index]
+            runs[n] = run
+            n += 1
+    # Fenwick tree over the y ranks, walked a fixed number of levels (no unpredictable loop
+    # exits): a query past the root adds tree[0] = 0, an update past the top writes to the
+    # spare last cell.
+    levels = 1
+    while (1 << levels) <= distinct_y:
+        levels += 1
+    top = (1 << levels) + 1
+    tree = np.zeros(top + 1, dtype=np.int64)
+    in_run = np.zeros(distinct_y, dtype=np.int64)  # y ranks in the current run of equal x
+    y_counts = np.zeros(distinct_y, dtype=np.int64)
+    discordant = np.int64(0)
+    xy_pairs = np.int64(0)
+    x_ties = (np.int64(0), np.int64(0), 0.0, 0.0)  # of the runs of two values or more
+    singles = 0  # runs of one value
+    start = 0
+    while start < n:
+        stop = start + 1
+        while stop < n and runs[stop] == runs[start]:
+            stop += 1
+        for k in range(start, stop):
+            below = np.int64(0)  # earlier values (smaller x) with y rank <= ys[k]
+            p = np.int64(ys[k]) + 1
+            for _ in range(levels):
+                below += tree[p]
+                p -= p & -p
+            discordant += start - below
+            y_counts[ys[k]] += 1
+        if stop - start > 1:  # pairs tied in x: those tied in y too
+            for k in range(start, stop):
+                xy_pairs += in_run[ys[k]]
+                in_run[ys[k]] += 1
+            for k in range(start, stop):
+                in_run[ys[k]] = 0
+            x_ties = _with_group(x_ties, np.int64(stop - start))
+        else:
+            singles += 1
+        for k in range(start, stop):
+            p = np.int64(ys[k]) + 1
+            for _ in range(levels):
+                tree[min(p, top)] += 1
+                p += p & -p
+        start = stop
+    x_ties = (x_ties[0] + singles, x_ties[1], x_ties[2], x_ties[3])
+    y_ties = (np.int64(0), np.int64(0), 0.0, 0.0)
+    for r in range(distinct_y):
+        if y_counts[r]:
+            y_ties = _with_group(y_ties, y_counts[r])
     untied = n * (n - 1) // 2 - x_ties[1] - y_ties[1] + xy_pairs  # C + D
     return _counts_from_sign_sums(n, untied - 2 * discordant, untied, x_ties, y_ties)
 

@@ -212,6 +212,60 @@ def _item_null(Z, C, W, pairs, method_code, variant_code):
     return out
 
 
+def _pearson_global_terms(Z, criterion, pairs):
+    """The cell terms of :func:`_pearson_global_null`: ``(cells, terms, base)``.
+
+    ``cells`` (N,) int64: the flat (input, system) cells where the criterion is present (the
+    pair's measures are present there too, :func:`_missing_jobs`); with ``c`` the criterion
+    there, centred, ``d = z_b - z_a`` and ``e = z_b^2 - z_a^2`` per cell, ``terms`` (N, K, 3)
+    holds ``d``, ``e`` and ``d c`` per cell and pair, and ``base`` (K, 7) the unswapped sums
+    ``sum z_a``, ``sum z_a^2``, ``sum z_a c``, the same of ``z_b``, and ``sum c^2``."""
+    flat = Z.reshape(Z.shape[0], -1)
+    c = criterion.reshape(-1)
+    cells = np.flatnonzero(~np.isnan(c))
+    c = c[cells] - c[cells].mean()
+    za, zb = flat[pairs[:, 0]][:, cells], flat[pairs[:, 1]][:, cells]  # (K, N)
+    d = zb - za
+    terms = np.stack([d, zb * zb - za * za, d * c], axis=-1)  # (K, N, 3)
+    terms = np.ascontiguousarray(terms.transpose(1, 0, 2))
+    sums = [za.sum(1), (za * za).sum(1), za @ c, zb.sum(1), (zb * zb).sum(1), zb @ c]
+    base = np.stack([*sums, np.full(len(pairs), c @ c)], axis=1)
+    return cells, terms, base
+
+
+@njit(cache=True, parallel=True)
+def _pearson_global_null(cells, terms, base, W):
+    """:func:`permutation_null` of global-level Pearson from sums: a swap exchanges the two
+    measures' scores on a cell, so the swapped ``x_a = z_a + w d`` has ``sum x_a = sum z_a +
+    sum w d``, ``sum x_a^2 = sum z_a^2 + sum w e`` and ``sum x_a c = sum z_a c + sum w d c``
+    (``x_b`` subtracts the same), and ``r = sum x c / sqrt((sum x^2 - (sum x)^2 / N) sum c^2)``
+    with ``c`` centred: three sums over the swapped cells a pair and permutation, instead of
+    both correlations over every cell. ``W`` (P, cells) uint8 swap bits; see
+    :func:`_pearson_global_terms`. Column 0 (no swap) comes from the same formula."""
+    n_cells, K, _ = terms.shape
+    perms = W.shape[0]
+    out = np.empty((K, perms + 1))
+    for p in prange(perms + 1):
+        acc = np.zeros((K, 3))
+        if p > 0:
+            for i in range(n_cells):
+                w = np.float64(W[p - 1, cells[i]])
+                for k in range(K):
+                    for t in range(3):
+                        acc[k, t] += w * terms[i, k, t]
+        for k in range(K):
+            r = np.empty(2)
+            for side in range(2):
+                sign = 1.0 - 2.0 * side  # x_a adds the swapped sums, x_b subtracts them
+                total = base[k, 3 * side] + sign * acc[k, 0]
+                squares = base[k, 3 * side + 1] + sign * acc[k, 1]
+                product = base[k, 3 * side + 2] + sign * acc[k, 2]
+                spread = (squares - total * total / n_cells) * base[k, 6]
+                r[side] = min(1.0, max(-1.0, product / math.sqrt(spread))) if spread > 0 else np.nan
+            out[k, p] = r[0] - r[1]
+    return out
+
+
 @njit(cache=True, inline="always")
 def _packed(x_s, x_t, c, base):
     # One system pair's packed term: base if x ties it, else sign(x_t - x_s) times the
@@ -445,8 +499,9 @@ def permutation_null(X, criterion, pairs, swaps, *, level="system", method="kend
     Notes
     -----
     Item level with Kendall tau-a or tau-b takes :func:`_kendall_item_null` (integer
-    polynomials in the swap bits, the same values bit for bit); other item and global cases
-    recompute every per-input correlation of both swapped vectors.
+    polynomials in the swap bits, the same values bit for bit), global-level Pearson
+    :func:`_pearson_global_null` (three sums over the swapped cells); other item and global
+    cases recompute every per-input correlation of both swapped vectors.
     """
     pairs = np.ascontiguousarray(pairs, dtype=np.int64).reshape(-1, 2)
     parts = [
@@ -491,11 +546,14 @@ def _fast_path(shape, level, method, variant):
 
 
 def _pair_blocks(shape, K, level, method, variant):
-    """Index blocks of the K pairs: one block, or for the fast path blocks whose coefficients
-    take at most ``FAST_BLOCK_BYTES`` (one pair at least)."""
+    """Index blocks of the K pairs: one block, or for the item-level Kendall fast path and
+    the global Pearson sums (:func:`_pearson_global_terms`, 24 bytes a cell and pair) blocks
+    whose prepared arrays take at most ``FAST_BLOCK_BYTES`` (one pair at least)."""
     size = max(K, 1)
     if _fast_path(shape, level, method, variant):
         size = max(1, _block_bytes() // _pair_bytes(shape))
+    elif level == "global" and method == "pearson":
+        size = max(1, _block_bytes() // (24 * shape[1] * shape[2]))
     return [np.arange(i, min(i + size, K)) for i in range(0, K, size)]
 
 
@@ -538,6 +596,13 @@ def _null_function(X, criterion, pairs, level, method, variant):
 
         def null(columns, swaps):
             return _kendall_item_null(prepared, swaps, columns)
+
+    elif level == "global" and method == "pearson":
+        cells, terms, base = _pearson_global_terms(Z, criterion, pairs)
+
+        def null(columns, swaps):
+            W = swaps.reshape(swaps.shape[0], -1)
+            return _pearson_global_null(cells, terms[:, columns], base[columns], W)
 
     else:
         if level == "global":

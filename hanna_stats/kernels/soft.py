@@ -6,9 +6,16 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
+from numba import njit, prange
 
-from ._options import as_float_array, check_count, check_seed, validated
+from ._options import as_float_array, check_count, check_seed, memory_budget, validated
 from .distributed import cluster_executor, split
+
+#: A permuted difference counts as reaching the observed one when it falls short by at most
+#: this much relative to ``sum_g |x[g, i]| + |x[g, j]|`` over the pair's inputs: a bound far
+#: above the rounding of the two sums in another order (a few ``G eps`` relative), far below any
+#: real difference of scores.
+_ROUNDING = 1e-10
 
 
 class SoftPairwiseAccuracyResult(NamedTuple):
@@ -50,36 +57,77 @@ def _signs(n_inputs, permutations, seed, signs):
 
 def _pvalues(x, signs, i, j):
     """p-values (pairs,) of the system pairs ``(i[k], j[k])`` of one measure's (G, S) scores;
-    NaN for a pair that shares no input (see :func:`pairwise_pvalues`)."""
-    d = x[:, i] - x[:, j]  # (G, pairs)
-    shared = ~np.isnan(d)
-    if shared.all():  # as mt-metrics-eval: the permuted sums of each system, then differences
-        partial = signs @ x
-        null = partial[:, i] - partial[:, j]
-    else:  # pair by pair, the inputs a pair misses left out
-        d = np.where(shared, d, 0.0)
-        null = signs @ d
-    gamma = 1e-10 * np.abs(d).sum(axis=0)  # rounding of sums in another order
-    p = (null >= d.sum(axis=0) - gamma).mean(axis=0)
+    the inputs a pair misses are left out of its sums (their difference counts as 0), NaN for a
+    pair that shares no input (see :func:`pairwise_pvalues`)."""
+    present = ~np.isnan(x)
+    shared = present[:, i] & present[:, j]  # (G, pairs)
+    if shared.all():
+        return _complete_pvalues(x[None], signs, i, j)[0]
+    d = np.where(shared, x[:, i] - x[:, j], 0.0)
+    size = np.where(shared, np.abs(x[:, i]) + np.abs(x[:, j]), 0.0).sum(axis=0)
+    p = (signs @ d >= d.sum(axis=0) - _ROUNDING * size).mean(axis=0)
     p[~shared.any(axis=0)] = np.nan
     return p
+
+
+def _complete_pvalues(X, signs, i, j):
+    """p-values (M, pairs) of the system pairs ``(i[k], j[k])`` of measures (M, G, S) without
+    missing values, as mt-metrics-eval: the permuted sums of each system (one product of the
+    signs with the systems of a block of measures), then their differences per pair. The
+    blocks of measures fit half the memory budget (their stacked scores and permuted sums); a
+    measure's p-values do not depend on its block."""
+    n_measures, n_inputs, n_systems = X.shape
+    K = signs.shape[0]
+    per_measure = 8 * (n_inputs * n_systems + 2 * K * n_systems + i.size)
+    size = max(1, memory_budget() // 2 // per_measure)
+    P = np.empty((n_measures, i.size))
+    for lo in range(0, n_measures, size):
+        block = X[lo : lo + size]
+        stacked = block.transpose(1, 0, 2).reshape(n_inputs, -1)  # (G, measures x systems)
+        permuted = np.ascontiguousarray((signs @ stacked).T).reshape(len(block), n_systems, K)
+        sums = block.sum(axis=1)
+        scale = np.abs(block).sum(axis=1)
+        threshold = sums[:, i] - sums[:, j] - _ROUNDING * (scale[:, i] + scale[:, j])
+        P[lo : lo + size] = _reaching(permuted, threshold, i, j) / K
+    return P
+
+
+@njit(cache=True, parallel=True)
+def _reaching(permuted, threshold, i, j):
+    """Counts (M, pairs) of the permutations ``k`` with ``permuted[m, i, k] - permuted[m, j, k]
+    >= threshold[m, pair]`` (exact integers: the threads change nothing)."""
+    n_measures, _, K = permuted.shape
+    n_pairs = i.size
+    counts = np.zeros((n_measures, n_pairs))
+    for t in prange(n_measures * n_pairs):
+        m, p = divmod(np.int64(t), n_pairs)
+        a = i[p]
+        b = j[p]
+        bound = threshold[m, p]
+        count = 0
+        for k in range(K):
+            count += permuted[m, a, k] - permuted[m, b, k] >= bound
+        counts[m, p] = count
+    return counts
 
 
 def pairwise_pvalues(X, *, permutations=1000, seed=0, signs=None):
     """One-sided paired permutation p-values of "system i is better than system j", per measure.
 
-    For a measure's scores ``x[g, s]`` of system ``s`` on input ``g`` and a pair of systems
-    ``i < j`` with differences ``d_g = x[g, i] - x[g, j]``, the test statistic is
-    ``T = sum_g d_g`` and a permutation flips the sign of each input's difference (swaps the
-    two systems' scores on that input): ``T* = sum_g e_g d_g`` with ``e_g`` = +-1. The p-value is
-    ``#{T* >= T} / K`` over ``K`` permutations (no identity added), the same signs serving all
-    pairs and measures. This is the test of Thompson et al. (2024), "Improving Statistical
-    Significance in Human Evaluation of Automatic Metrics via Soft Pairwise Accuracy", WMT
-    (mt-metrics-eval's ``pce.compute_pairwise_p_values``, which draws its signs from seed 4 in
-    float32). Inputs where either system's value is missing are left out of that pair's sums
-    (their difference counts as 0); a pair that shares no input gets NaN. For a measure without
-    missing values, ``T*`` comes from the permuted sums of each system, then their
-    differences, as in mt-metrics-eval.
+    For a measure's scores ``x[g, s]`` of system ``s`` on input ``g`` and a pair of systems ``i
+    < j`` with differences ``d_g = x[g, i] - x[g, j]``, the test statistic is ``T = sum_g d_g``
+    and a permutation flips the sign of each input's difference (swaps the two systems' scores
+    on that input): ``T* = sum_g e_g d_g`` with ``e_g`` = +-1. The p-value is ``#{T* >= T} / K``
+    over ``K`` permutations (no identity added), the same signs serving all pairs and measures;
+    ``T*`` reaches ``T`` within ``1e-10 sum_g (|x[g, i]| + |x[g, j]|)``, far above the rounding
+    of the sums in another order. This is the test of Thompson et al. (2024), "Improving
+    Statistical Significance in Human Evaluation of Automatic Metrics via Soft Pairwise
+    Accuracy", WMT (mt-metrics-eval's ``pce.compute_pairwise_p_values``, which draws its signs
+    from seed 4 in float32). Inputs where either system's value is missing are left out of that
+    pair's sums (their difference counts as 0); a pair that shares no input gets NaN. For a
+    measure without missing values, ``T*`` comes from the permuted sums of each system, then
+    their differences, as in mt-metrics-eval, for blocks of measures that fit the memory budget
+    (:func:`~hanna_stats.kernels._options.memory_budget`).
 
     Parameters
     ----------
@@ -109,8 +157,10 @@ def pairwise_pvalues(X, *, permutations=1000, seed=0, signs=None):
     signs = _signs(X.shape[1], permutations, seed, signs)
     i, j = np.triu_indices(X.shape[2], 1)
     P = np.full((X.shape[0], X.shape[2], X.shape[2]), np.nan)
-    for m, x in enumerate(X):  # one measure at a time: the (K, pairs) arrays stay small
-        P[m, i, j] = _pvalues(x, signs, i, j)
+    complete = ~np.isnan(X).any(axis=(1, 2))
+    P[np.flatnonzero(complete)[:, None], i, j] = _complete_pvalues(X[complete], signs, i, j)
+    for m in np.flatnonzero(~complete):  # one measure at a time: the (K, pairs) arrays stay small
+        P[m, i, j] = _pvalues(X[m], signs, i, j)
     return P
 
 
@@ -185,10 +235,24 @@ def soft_pairwise_accuracy(H, M, *, permutations=1000, seed=0, signs=None, execu
     counts = np.zeros((3, *shape), dtype=np.int64)  # n_systems, n_pairs, n_missing
     P_h = np.full((*shape, n_systems, n_systems), np.nan)
     P_m = np.full_like(P_h, np.nan)
+    # Measures without missing values: every pair of systems, their p-values in blocks (one
+    # product of the signs per block of measures).
+    i, j = np.triu_indices(n_systems, 1)
+    rows, cols = (np.flatnonzero(~np.isnan(X).any(axis=(1, 2))) for X in (Hc, Mc))
+    p_h = _complete_pvalues(Hc[rows], signs, i, j)[:, None]  # (rows, 1, pairs)
+    p_m = _complete_pvalues(Mc[cols], signs, i, j)[None]  # (1, cols, pairs)
+    cells = np.ix_(rows, cols)
+    statistic[cells] = 1.0 - np.abs(p_h - p_m).mean(axis=2)
+    counts[0][cells], counts[1][cells] = n_systems, i.size
+    cells_pairs = (rows[:, None, None], cols[None, :, None], i, j)
+    P_h[cells_pairs], P_m[cells_pairs] = p_h, p_m
+    # The others: the inputs each pair of (human, metric) has, as the docstring says.
     human = {}  # (human, mask) -> its p-values: humans are shared by metrics with one mask
     for b, m in enumerate(Mc):
         metric = {}  # mask -> this metric's p-values
         for a, h in enumerate(Hc):
+            if a in rows and b in cols:
+                continue
             valid = ~(np.isnan(h) | np.isnan(m))
             systems = np.flatnonzero(valid.any(axis=0))
             i, j = systems[np.array(np.triu_indices(systems.size, 1))]

@@ -14,6 +14,7 @@ and metric scores ``M`` (Mm, G, S), as the other MT kernels (``level_correlation
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -21,7 +22,7 @@ from numba import njit, prange
 
 from hanna_stats.vocabulary import check
 
-from ._options import check_count, check_option, check_seed
+from ._options import check_count, check_option, check_seed, memory_budget
 from .distributed import cluster_executor, split
 from .grouped import at_level, grouped_cubes
 from .permutation import permutation_swaps, standardize
@@ -32,12 +33,20 @@ TIE_STATISTICS = ("acc_eq", "tau_eq")
 #: What a permutation of :func:`calibrated_permutation_test` swaps between two metrics: their
 #: outcomes on each pair of observations, or their z-scored scores on each (input, system) cell.
 SWAP_UNITS = ("pairs", "scores")
-#: Largest number of swap indicators (permutations x groups x pairs) drawn at once: 256 MiB as
-#: uint8, and 2 GiB as the float64 signs (+-1) of the permutation sums.
+#: Largest number of swap indicators (permutations x groups x pairs) :func:`calibrated_swaps`
+#: returns at once (256 MiB as uint8), as the executor path of
+#: :func:`calibrated_permutation_test` draws them; in process, the test draws its swaps block by
+#: block within the memory budget, with no such bound.
 MAX_SWAPS = 2**28
-#: Metric pairs of the pair-swap test computed at once (columns of its weight matrix); on an
-#: executor, each task takes whole blocks, so that its matrix products are the in-process ones.
+#: Most metric pairs of the pair-swap test computed at once (columns of its weight matrix); on
+#: an executor, each task takes whole blocks, so that its matrix products are the in-process ones.
 PAIR_BLOCK = 256
+#: Working bytes of the pair-swap test per pair of observations: of a metric pair while its
+#: weights are formed (:func:`_pair_weights`: the two metrics' outcomes, their validity and
+#: difference, the float64 weights and their absolute values), and of a permutation (its uint8
+#: swap and float64 sign).
+WEIGHT_CELL_BYTES = 24
+SIGN_CELL_BYTES = 9
 #: Values of the calibration curve within this absolute distance count as equal maxima (the
 #: smallest epsilon among them is chosen): sums of ``1 / n_pairs`` terms differ in the last bits
 #: by the order of addition.
@@ -369,17 +378,33 @@ def _calibrated(Hc, Mc, epsilon, nan_policy, level, statistic):
     return stat, eps, n_groups, n_skipped
 
 
-def _pair_correct(H, M, epsilon):
-    """Per metric and pair ``i < j`` of each group: 1.0 when correct at the metric's ``epsilon``
-    (see :func:`tie_calibration`), 0.0 when not, NaN when a value is missing; (Mm, G, P)."""
-    i, j = np.triu_indices(H.shape[2], 1)
-    human = H[:, :, j] - H[:, :, i]  # (1, G, P)
-    metric = M[:, :, j] - M[:, :, i]  # (Mm, G, P)
-    tied = np.abs(metric) <= (epsilon + _tolerances(M))[:, None, None]
-    with np.errstate(invalid="ignore"):
-        correct = np.where(tied, human == 0, np.sign(metric) == np.sign(human)).astype(float)
-    correct[np.isnan(human) | np.isnan(metric)] = np.nan
-    return correct
+@njit(cache=True, parallel=True)
+def _pair_outcomes(H, M, limits):
+    """Per human measure, metric and pair ``i < j`` of each group (row-major, as
+    :func:`calibrated_swaps`): 1 when the metric is correct on it (see :func:`tie_calibration`;
+    it ties the pair when ``|m_j - m_i| <= limits[h, m]``, its epsilon plus its tolerance), 0
+    when not, -1 when a value is missing; int8 (Mh, Mm, G, P) of cubes H (Mh, G, S) and
+    M (Mm, G, S)."""
+    measures_h, groups, n = H.shape
+    measures_m = M.shape[0]
+    out = np.empty((measures_h, measures_m, groups, n * (n - 1) // 2), dtype=np.int8)
+    for g in prange(groups):
+        for h in range(measures_h):
+            for m in range(measures_m):
+                limit = limits[h, m]
+                p = 0
+                for i in range(n):
+                    for j in range(i + 1, n):
+                        human = H[h, g, j] - H[h, g, i]
+                        metric = M[m, g, j] - M[m, g, i]
+                        if np.isnan(human) or np.isnan(metric):
+                            out[h, m, g, p] = -1
+                        elif abs(metric) <= limit:
+                            out[h, m, g, p] = human == 0
+                        else:
+                            out[h, m, g, p] = np.sign(metric) == np.sign(human)
+                        p += 1
+    return out
 
 
 def calibrated_swaps(n_groups, n_pairs, *, permutations=1000, seed=0):
@@ -393,6 +418,9 @@ def calibrated_swaps(n_groups, n_pairs, *, permutations=1000, seed=0):
     after input (cell ``(g, s)`` is observation ``g S + s``) with
     ``cell_order="input-major"``, the default, and system after system (``s G + g``,
     mt-metrics-eval's packing) with ``cell_order="system-major"``.
+
+    At most :data:`MAX_SWAPS` indicators; :func:`calibrated_permutation_test` draws the same
+    ones block by block (:func:`_swap_blocks`), without that bound.
     """
     permutations = check_count("permutations", permutations)
     size = permutations * n_groups * n_pairs
@@ -400,10 +428,28 @@ def calibrated_swaps(n_groups, n_pairs, *, permutations=1000, seed=0):
         raise ValueError(
             f"calibrated permutation test: {permutations} permutations x {n_groups} groups x "
             f"{n_pairs} pairs is {size:,} swap indicators, more than {MAX_SWAPS:,}; use fewer "
-            "permutations or item/system level"
+            "permutations or item/system level, or run the test in process"
         )
-    rng = check_seed(seed)
-    return rng.integers(0, 2, size=(permutations, n_groups, n_pairs), dtype=np.uint8)
+    ((_, _, swaps),) = _swap_blocks((permutations, n_groups, n_pairs), check_seed(seed))
+    return swaps
+
+
+def _swap_blocks(shape, swaps, rows=None):
+    """Consecutive blocks ``(lo, hi, swaps[lo:hi])`` of ``rows`` permutations (default: all) of
+    swap indicators of ``shape`` (K, G', P): slices of ``swaps``, or, given a Generator, drawn
+    from it block after block. numpy draws these coins a byte each, four from a 32-bit word, and
+    starts each call on a fresh word: with ``rows`` a multiple of :func:`_word_rows`, every
+    block but the last takes whole words, and the blocks are the coins of one draw of the whole
+    (:func:`calibrated_swaps`)."""
+    permutations = shape[0]
+    rows = max(1, permutations if rows is None else rows)
+    draw = isinstance(swaps, np.random.Generator)
+    for lo in range(0, permutations, rows):
+        hi = min(permutations, lo + rows)
+        if draw:
+            yield lo, hi, swaps.integers(0, 2, size=(hi - lo, *shape[1:]), dtype=np.uint8)
+        else:
+            yield lo, hi, swaps[lo:hi]
 
 
 def calibrated_permutation_test(
@@ -439,7 +485,11 @@ def calibrated_permutation_test(
     measure, ``a`` or ``b`` is missing are left out of the test (``nan_policy="omit"``): its
     ``d`` is then taken on the pairs both metrics have, and may differ from ``delta``, each
     metric's statistic on its own pairs. The same swaps serve every human measure and every
-    pair of metrics.
+    pair of metrics; they are drawn, expanded to signs and multiplied block by block of
+    permutations and metric pairs that fit the memory budget
+    (:func:`~hanna_stats.kernels._options.memory_budget`): the coins of one call of
+    :func:`calibrated_swaps`, and the same p-values (a block's matrix product may round a
+    permuted sum differently in the last bit, far inside the allowance above).
 
     Which swap is which pair: see :func:`calibrated_swaps` (row-major pairs of each group's
     observations). At global level the observations are the G S cells in ``cell_order``:
@@ -485,7 +535,8 @@ def calibrated_permutation_test(
         Order of the cells at global level, which numbers the pairs of ``swaps`` (see above).
     progress : callable, optional
         ``progress(iterable, desc=..., total=...)`` wrapping the steps computed one after the
-        other (the permutations of ``swap="scores"``, blocks of metric pairs otherwise), e.g.
+        other (the permutations of ``swap="scores"``, blocks of permutations and metric pairs
+        otherwise), e.g.
         :func:`hanna_stats.progress.progress`; with ``executor``, the blocks as they finish.
     executor : distributed.Client, concurrent.futures.Executor or ClusterExecutor, optional
         Run the test in blocks on this executor, e.g. a Dask cluster (see
@@ -543,23 +594,24 @@ def calibrated_permutation_test(
         return _finish(stat, eps, pvalue, statistic)
     n_groups, n_obs = Hc.shape[1], Hc.shape[2]
     n_pairs = n_obs * (n_obs - 1) // 2
-    if swaps is None:
-        swaps = calibrated_swaps(n_groups, n_pairs, permutations=permutations, seed=seed)
-    else:
+    if swaps is not None:
         swaps = np.asarray(swaps)
         if swaps.shape[1:] != (n_groups, n_pairs) or swaps.ndim != 3:
             raise ValueError(f"swaps must have shape (K, {n_groups}, {n_pairs}); got {swaps.shape}")
+        shape = swaps.shape
+    elif executor is not None:
+        swaps = calibrated_swaps(n_groups, n_pairs, permutations=permutations, seed=seed)
+        shape = swaps.shape
+    else:  # drawn block by block (_pair_pvalues)
+        shape = (check_count("permutations", permutations), n_groups, n_pairs)
+        swaps = check_seed(seed)
     if level == "global" and cell_order == "system-major":
         cells = np.shape(M)[1:]
         Hc, Mc = (_system_major(X, *cells) for X in (Hc, Mc))
     if executor is not None:
         pvalue = _cluster_pairs(cluster_executor(executor), (Hc, Mc, eps, swaps), progress)
         return _finish(stat, eps, pvalue, statistic)
-    signs = 1.0 - 2.0 * swaps.reshape(swaps.shape[0], -1)  # +-1, float64 for integer swaps
-    pvalue = np.stack(
-        [_pair_pvalues(Hc[[i]], Mc, eps[i], swaps, signs, progress) for i in range(Hc.shape[0])]
-    )
-    return _finish(stat, eps, pvalue, statistic)
+    return _finish(stat, eps, _pair_pvalues(Hc, Mc, eps, shape, swaps, progress), statistic)
 
 
 def _system_major(cube, groups, systems):
@@ -578,32 +630,107 @@ def _steps(steps, progress, desc):
     return progress(steps, desc=desc, total=len(steps))
 
 
-def _pair_pvalues(h, Mc, eps, swaps, signs, progress=None, part=(0, 1)):
-    """p-values (Mm, Mm) of the pair-swap test against one human measure's level cube ``h``
-    (1, G', S'), the metrics' ``Mc`` (Mm, G', S') at their epsilons ``eps`` (Mm,).
-    ``part=(j, n)``: only the pairs of the ``j``-th of every ``n`` blocks of
-    :data:`PAIR_BLOCK` pairs (the others NaN), a task of :func:`_cluster_pairs`."""
-    C = _pair_correct(h, Mc, np.nan_to_num(eps))  # NaN epsilon: undefined metric
-    measures = Mc.shape[0]
-    pvalue = np.full((measures, measures), np.nan)
+def _pair_blocks(cells):
+    """``(pairs, permutations)`` a block of the pair-swap test takes for ``cells`` pairs of
+    observations (G' P): half the memory budget for the work, half of it for the weights of a
+    block of metric pairs (at most :data:`PAIR_BLOCK`; :data:`WEIGHT_CELL_BYTES` a cell), half
+    for a block of permutations (a multiple of :func:`_word_rows`): their signs
+    (:data:`SIGN_CELL_BYTES` a cell) and permuted sums and comparisons (24 bytes a metric
+    pair). At least one of each."""
+    quarter = memory_budget() // 4
+    pairs = max(1, min(PAIR_BLOCK, quarter // (WEIGHT_CELL_BYTES * max(cells, 1))))
+    rows = quarter // (SIGN_CELL_BYTES * cells + 3 * 8 * pairs)
+    unit = _word_rows(cells)
+    return pairs, max(unit, rows // unit * unit)
+
+
+def _word_rows(cells):
+    """Fewest permutations of ``cells`` coins each that fill whole 32-bit words of numpy's
+    draws (:func:`_swap_blocks`): ``4 / gcd(cells, 4)``."""
+    return 4 // math.gcd(cells, 4)
+
+
+def _pair_weights(outcome, a, b):
+    """The weights ``D`` (pairs, G' P) of the pair-swap test of the metric pairs ``(a, b)``,
+    from one human measure's outcomes (Mm, G', P) (:func:`_pair_outcomes`): ``w_g (c_a - c_b)``
+    on the pairs of observations both metrics have, ``w_g = 1 / (N_g G)`` over the groups
+    with such pairs, 0 elsewhere; with the observed differences ``D.sum(axis=1)`` and their
+    allowances for rounding, ``1e-10 |D|.sum(axis=1)``."""
+    ca, cb = outcome[a], outcome[b]
+    valid = (ca >= 0) & (cb >= 0)
+    n_g = valid.sum(axis=2, keepdims=True)
+    used = (n_g > 0).sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        w = np.where(valid, 1.0 / (n_g * used), 0.0)
+    D = np.multiply(w, np.where(valid, ca - cb, 0), out=w).reshape(a.size, -1)
+    return D, D.sum(axis=1), 1e-10 * np.abs(D).sum(axis=1)
+
+
+@njit(cache=True, parallel=True)
+def _signs(swaps, out):
+    """``out[:] = 1 - 2 swaps`` (float64 +-1) of swap indicators (K, C) of any numeric dtype, in
+    one pass (numpy's two passes took most of the time of a block of permutations)."""
+    rows, cells = out.shape
+    for k in prange(rows):
+        for c in range(cells):
+            out[k, c] = 1.0 - 2.0 * swaps[k, c]
+
+
+def _pair_pvalues(Hc, Mc, eps, shape, swaps, progress=None, part=(0, 1)):
+    """p-values (Mh, Mm, Mm) of the pair-swap test of the human measures' level cubes ``Hc``
+    (Mh, G', S') and the metrics' ``Mc`` (Mm, G', S') at their epsilons ``eps`` (Mh, Mm), for
+    swap indicators of ``shape`` (K, G', P): the array ``swaps``, or drawn from the Generator
+    ``swaps`` (:func:`_swap_blocks`). ``part=(j, n)``: only the pairs of the ``j``-th of every
+    ``n`` blocks of :data:`PAIR_BLOCK` pairs (the others NaN), a task of
+    :func:`_cluster_pairs`.
+
+    Block by block of permutations (the swaps drawn once, as their +-1 signs) and of metric
+    pairs (:func:`_pair_blocks`), the permuted differences ``signs @ D.T``; a pair's p-value
+    counts its permutations over the blocks. The weights of all the blocks of pairs are kept
+    across the blocks of permutations where they fit a quarter of the memory budget, and
+    formed again for each otherwise. One block of permutations (the whole test within the
+    budget) makes the matrix products those of the whole."""
+    outcome = _pair_outcomes(Hc, Mc, np.nan_to_num(eps) + _tolerances(Mc))
+    measures_h, measures = outcome.shape[:2]
+    permutations = shape[0]
+    cells = math.prod(shape[1:])
     a_idx, b_idx = np.triu_indices(measures, 1)
-    block = PAIR_BLOCK  # columns of the (G' P, pairs) weight matrix at once
-    starts = range(0, a_idx.size, block)[part[0] :: part[1]]
-    for start in _steps(starts, progress, "metric pairs"):
-        a, b = a_idx[start : start + block], b_idx[start : start + block]
-        valid = ~(np.isnan(C[a]) | np.isnan(C[b]))  # (pairs, G', P)
-        n_g = valid.sum(axis=2, keepdims=True)
-        used = (n_g > 0).sum(axis=1, keepdims=True)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            w = np.where(valid, 1.0 / (n_g * used), 0.0)
-        D = (w * np.nan_to_num(C[a] - C[b])).reshape(a.size, -1)
-        null = signs @ D.T  # (K, pairs)
-        observed = D.sum(axis=1)
-        gamma = 1e-10 * np.abs(D).sum(axis=1)
-        k = swaps.shape[0]
-        pvalue[a, b] = (null >= observed - gamma).sum(axis=0) / k
-        pvalue[b, a] = (null <= observed + gamma).sum(axis=0) / k
-    return pvalue
+    pair_rows, perm_rows = _pair_blocks(cells)
+    starts = range(0, a_idx.size, PAIR_BLOCK)[part[0] :: part[1]]
+    jobs = [
+        (h, slice(sub, min(sub + pair_rows, start + PAIR_BLOCK, a_idx.size)))
+        for h in range(measures_h)
+        for start in starts
+        for sub in range(start, min(start + PAIR_BLOCK, a_idx.size), pair_rows)
+    ]
+    blocks = _swap_blocks(shape, swaps, perm_rows)
+    several = permutations > perm_rows
+    weights = 8 * cells * sum(pairs.stop - pairs.start for _, pairs in jobs)
+    keep = several and weights + WEIGHT_CELL_BYTES * cells * pair_rows <= memory_budget() // 4
+    kept = {}
+    signs = np.empty((min(perm_rows, permutations), cells))
+    counts = np.full((measures_h, measures, measures), np.nan)
+    for h, pairs in jobs:
+        counts[h, a_idx[pairs], b_idx[pairs]] = counts[h, b_idx[pairs], a_idx[pairs]] = 0
+    steps = range(-(-permutations // perm_rows) * len(jobs))  # permutation blocks x jobs
+    desc = "permutation and metric pair blocks" if several else "metric pairs"
+    for step in _steps(steps, progress, desc):
+        job = step % len(jobs)
+        if job == 0:  # the next block of permutations, as its +-1 signs
+            lo, hi, block = next(blocks)
+            rows = signs[: hi - lo]
+            _signs(block.reshape(hi - lo, cells), rows)
+        h, pairs = jobs[job]
+        a, b = a_idx[pairs], b_idx[pairs]
+        D, observed, gamma = kept.get(job) or _pair_weights(outcome[h], a, b)
+        if keep:
+            kept[job] = D, observed, gamma
+        null = rows @ D.T  # (permutations, pairs)
+        counts[h, a, b] += (null >= observed - gamma).sum(axis=0)
+        counts[h, b, a] += (null <= observed + gamma).sum(axis=0)
+    for _ in blocks:  # no pairs: the rest of the draws, so that a Generator advances as ever
+        pass
+    return counts / permutations
 
 
 def _finish(stat, eps, pvalue, statistic):
@@ -670,8 +797,7 @@ def _cluster_pairs(cluster, shared, progress):
 def _pair_pvalues_block(Hc, Mc, eps, swaps, task):
     """One task of :func:`_cluster_pairs`: ``task = (human, j, n)``."""
     i, j, n = task
-    signs = 1.0 - 2.0 * swaps.reshape(swaps.shape[0], -1)  # as calibrated_permutation_test
-    return _pair_pvalues(Hc[[i]], Mc, eps[i], swaps, signs, part=(j, n))
+    return _pair_pvalues(Hc[[i]], Mc, eps[[i]], swaps.shape, swaps, part=(j, n))[0]
 
 
 def _cluster_recalibrated(cluster, shared, progress):

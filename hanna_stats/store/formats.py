@@ -360,7 +360,8 @@ _FORMATS = (
         FROM_FILE,
         FROM_FILE,
         "A tidy score file (CSV or Parquet) of any study: columns ``item``, ``input``, "
-        "``system``, ``measure``, ``value`` and optional ``rater`` (see "
+        "``system``, ``measure``, ``value`` and optional ``rater`` and ``subset`` (the sub-study "
+        "an input belongs to, e.g. a language pair: analyses run per subset; see "
         ":mod:`hanna_stats.store.tidy`). Options: ``human_system``, the system whose outputs are "
         "human-written; ``human_measures``, measures of kind ``human`` (the criteria), as if a "
         "``kind`` column said so (CLI ``--human``); ``scales``, declared Likert scales, measure "

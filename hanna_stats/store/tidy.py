@@ -22,6 +22,15 @@ given):
   ingest may declare a Likert scale for a measure instead (``scales``, CLI ``--scale
   NAME=LO..HI``), as if these columns said so.
 
+Optional column describing the input (empty = not given):
+
+- ``subset``: the sub-study the input belongs to (e.g. a language pair or a dataset name; column
+  ``inputs.subset``, as a WMT store's language pairs), so that the analyses can run on each
+  subset (:func:`hanna_stats.analyses.per_subset`, CLI ``--per-subset``) or on one
+  (``Study.subset(subset=...)``, CLI ``--subset LABEL``). An input is in one subset: the rows of
+  an input that give one give the same. An input already in the store keeps its subset: a file
+  that gives it another is refused (one may give a subset to a stored input that has none).
+
 A human measure that declares no scale gets one inferred from its values, so that a later file's
 rating outside it is refused and the ingest summary shows it: Likert when its rater-level values
 (with none, its item-level values) are whole numbers, from 1 (or the smallest value, if below 1)
@@ -42,9 +51,10 @@ How it is read (:meth:`TidyFile.stage`): DuckDB reads the file in the store's co
 (``read_parquet``; a CSV file is first parsed by Python's ``csv`` module, as every CSV file of the
 store is, into temporary Parquet parts) and each check is a query that returns the first
 offending row, row numbers in the file's order. Names are checked and stripped once per distinct
-value, the rows are grouped by item and by measure (with rater and describing columns), and
-scores and ratings are views of the file that the write reads again: memory grows with the items
-and measures of the file, not with its rows (see ``benchmarks/ingest.py``).
+value, the rows are grouped by item (with input, system and subset) and by measure (with rater
+and describing columns), and scores and ratings are views of the file that the write reads
+again: memory grows with the items and measures of the file, not with its rows (see
+``benchmarks/ingest.py``).
 """
 
 from __future__ import annotations
@@ -71,7 +81,7 @@ from hanna_stats.store.source import (
 )
 
 KEYS = ["item", "input", "system", "measure"]
-RATER, VALUE, KIND, ANSWER = "rater", "value", "kind", "answer"
+RATER, VALUE, KIND, ANSWER, SUBSET = "rater", "value", "kind", "answer", "subset"
 KINDS = (HUMAN, METRIC, LLM_JUDGE)
 #: Optional text columns describing a measure -> catalogue column.
 DESCRIBING = {
@@ -84,7 +94,7 @@ DESCRIBING = {
 BOUNDS = ("scale_min", "scale_max")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 #: Columns read as text (names; ``answer`` is no name) and as numbers, in the order checked.
-TEXT = [*KEYS, RATER, ANSWER, *DESCRIBING]
+TEXT = [*KEYS, SUBSET, RATER, ANSWER, *DESCRIBING]
 NUMBERS = [VALUE, *BOUNDS]
 #: Data rows of a CSV file per temporary Parquet part (see :meth:`TidyFile.stage`).
 CSV_PART_ROWS = 100_000
@@ -607,9 +617,12 @@ class TidyFile:
         # duplicate rows are then counted with the items (see _check_unique).
         masked = RATER not in types and types[KEYS[3]] == "VARCHAR" and len(combos) <= MASK_BITS
         mask = "bit_or(1::UBIGINT << list_extract($c, list_position($raw, measure)))"
+        # With a subset column, an item's rows are grouped by their subset too (one group where
+        # they agree, as they should: see _check_subsets).
+        subset = f", {SUBSET}" if SUBSET in types else ""
         self._scan(
             con,
-            "CREATE OR REPLACE TEMP TABLE _hs_t_triples AS SELECT item, input, system, "
+            f"CREATE OR REPLACE TEMP TABLE _hs_t_triples AS SELECT item, input, system{subset}, "
             f'min("row") AS "row", count(*) AS n, {mask if masked else "NULL"} AS mask '
             "FROM _hs_t_rows GROUP BY ALL",
             {"raw": [r for r, _ in combos], "c": [c for _, c in combos]} if masked else None,
@@ -619,10 +632,11 @@ class TidyFile:
         con.execute(
             "CREATE OR REPLACE TEMP TABLE _hs_t_items AS SELECT "
             + ", ".join(f"{_text(c)} AS {c}" for c in KEYS[:3])
+            + f", {_text(SUBSET) if subset else 'NULL::VARCHAR'} AS {SUBSET}"
             + ', "row", item AS raw, n, mask FROM _hs_t_triples'
         )
         con.execute("DROP TABLE temp._hs_t_triples")
-        for name in KEYS[:3]:
+        for name in (*KEYS[:3], SUBSET):
             self._check_text(con, types, name, "_hs_t_items")
         for name in (KEYS[3], RATER, ANSWER, *DESCRIBING):
             self._check_text(con, types, name, "_hs_t_groups_n")
@@ -648,6 +662,9 @@ class TidyFile:
                 row=reserved[0][1],
                 column="measure",
             )
+        if subset:
+            self._check_subsets(con)
+            self._check_stored_subsets(con)
         ((triples, n_items),) = con.execute(
             "SELECT count(*), count(DISTINCT item) FROM _hs_t_items"
         ).fetchall()
@@ -659,7 +676,7 @@ class TidyFile:
         else:
             con.execute(
                 "CREATE OR REPLACE TEMP TABLE _hs_t_pairs AS SELECT item, input, system, "
-                'min("row") AS "row" FROM _hs_t_items GROUP BY ALL'
+                f'max({SUBSET}) AS {SUBSET}, min("row") AS "row" FROM _hs_t_items GROUP BY ALL'
             )
             con.execute("DROP TABLE temp._hs_t_items")
             self._check_functional(con, ["item"], ["input", "system"])
@@ -877,6 +894,53 @@ class TidyFile:
             row=row,
         )
 
+    def _check_subsets(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Refuse an input whose rows give two subsets: the first row whose subset differs from
+        the one its input's first row with a subset gives (rows without one give none)."""
+        clash = con.execute(
+            f"""
+            WITH given AS (
+                SELECT input, {SUBSET}, "row" FROM _hs_t_items WHERE {SUBSET} IS NOT NULL
+            ), firsts AS (
+                SELECT input, arg_min({SUBSET}, "row") AS first, min("row") AS first_row
+                FROM given GROUP BY input
+            )
+            SELECT g.input, g.{SUBSET}, g."row", f.first, f.first_row
+            FROM given g JOIN firsts f USING (input)
+            WHERE g.{SUBSET} <> f.first ORDER BY g."row" LIMIT 1
+            """
+        ).fetchall()
+        if clash:
+            name, other, row, first, first_row = clash[0]
+            raise self.source.error(
+                f"input {name!r} has subset {other!r} here but {first!r} in row {first_row} "
+                "(an input belongs to one subset)",
+                row=row,
+                column=SUBSET,
+            )
+
+    def _check_stored_subsets(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Refuse an input that the store holds in another subset (the write would keep the
+        file's, see :func:`~hanna_stats.store.batch.write_batch`), naming the input's first row
+        with a subset (after :meth:`_check_subsets`: the file gives it one). A stored input
+        without a subset may get one."""
+        clash = con.execute(
+            f"""
+            SELECT p.input, any_value(p.{SUBSET}), min(p."row") AS first, any_value(i.subset)
+            FROM _hs_t_items p JOIN inputs i ON i.name = p.input
+            WHERE p.{SUBSET} IS NOT NULL AND i.subset IS NOT NULL AND p.{SUBSET} <> i.subset
+            GROUP BY p.input ORDER BY first LIMIT 1
+            """
+        ).fetchall()
+        if clash:
+            name, subset, row, stored = clash[0]
+            raise self.source.error(
+                f"input {name!r} has subset {subset!r} here, but the store already holds it in "
+                f"subset {stored!r} (an input belongs to one subset)",
+                row=row,
+                column=SUBSET,
+            )
+
     def _check_functional(
         self, con: duckdb.DuckDBPyConnection, key: list[str], value: list[str]
     ) -> None:
@@ -924,7 +988,8 @@ class TidyFile:
             ("_hs_systems", b.SYSTEMS,
              {"name": "system", "is_human": f"coalesce(system = {human}, false)",
               "position": first}, "system"),
-            ("_hs_inputs", b.INPUTS, {"name": "input", "position": first}, "input"),
+            ("_hs_inputs", b.INPUTS,
+             {"name": "input", "position": first, SUBSET: f"max({SUBSET})"}, "input"),
             ("_hs_items", b.ITEMS,
              {"name": "item", "input": "any_value(input)", "system": "any_value(system)",
               "row": 'min("row")'}, "item"),
@@ -1016,7 +1081,8 @@ def parse_tidy(
     with two kinds (or two of any describing value), a rater row of a metric, a human rating
     without a value, a judge's try with neither value nor answer, an answer without a rater, a
     Likert scale without bounds, a duplicate row (item, measure[, rater]), an item with two
-    (input, system), an (input, system) with two items, a measure named like a key column of
+    (input, system), an (input, system) with two items, an input with two subsets (or another
+    than the store holds it in), a measure named like a key column of
     ``scores_wide``, ``human_system`` absent, a measure of ``human_measures`` absent or of
     another kind in the ``kind`` column, a measure of ``scales`` absent or declared otherwise in
     the file, or a name holding a control character; each naming the file, the row (the first

@@ -140,7 +140,7 @@ def test_schema_and_rows(study):
 
 def test_flags_against_the_kernels_and_oracles(study):
     kd = pytest.importorskip("krippendorff")
-    out = nominal_agreement(study, confidence_level=0.9, resamples=300, seed=5)
+    out = nominal_agreement(study, confidence=0.9, resamples=300, seed=5)
     x = _matrix(FLAGS)
     for name, kernel in (("gwet_ac1", gwet_ac), ("fleiss_kappa", fleiss_kappa)):
         res = kernel(x, categories=(0.0, 1.0), confidence=0.9)
@@ -208,10 +208,10 @@ def test_two_raters_cohen_and_the_scale_categories(study):
 
 @pytest.mark.parametrize("method", ["t", "z"])
 def test_interval_method_for_every_closed_form_coefficient(study, method):
-    out = nominal_agreement(study, interval_method=method, confidence_level=0.9, resamples=20)
+    out = nominal_agreement(study, interval_method=method, confidence=0.9, resamples=20)
     closed = out.filter(pl.col("coefficient") != "krippendorff_alpha")
     assert set(closed["interval_method"]) == {method}
-    default = nominal_agreement(study, confidence_level=0.9, resamples=20)
+    default = nominal_agreement(study, confidence=0.9, resamples=20)
     assert out["statistic"].to_list() == pytest.approx(default["statistic"].to_list())
     for row in closed.iter_rows(named=True):
         n = row["n_items"]
@@ -240,7 +240,7 @@ def test_seed_moves_only_the_alpha_bounds(study):
     [
         ({"interval_method": "normal"}, "interval_method must be one of 't', 'z'"),
         ({"categories": "all"}, "categories must be one of 'scale', 'observed'"),
-        ({"confidence_level": 95}, "confidence"),
+        ({"confidence": 95}, "confidence"),
         ({"resamples": 0}, "resamples"),
         ({"seed": -1}, "seed"),
         ({"kinds": ("judge",)}, "kinds"),

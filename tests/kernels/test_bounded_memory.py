@@ -3,17 +3,23 @@
 The blocked paths are compared with the unblocked ones by exact equality (``tobytes``): the
 level correlations taken block by block of inputs against one block, the item-level Kendall
 permutation null with its tau formed in the loop against the former lookup table, with int64
-coefficients against int32, and with the slow loop."""
+coefficients against int32, and with the slow loop; the calibrated permutation test (swaps drawn
+block by block) and the bootstrap (resamples and inputs in blocks) under budgets that force
+many blocks against the default. Peak memory: tracemalloc's peak of one call (numpy's and
+Numba's arrays) under a small budget."""
 
 from __future__ import annotations
 
 import math
+import tracemalloc
 
 import numpy as np
 import pytest
 
-from hanna_stats.kernels import _options, kendall_counts, tau_from_counts
+from hanna_stats.kernels import _options, bootstrap_ci, kendall_counts, tau_from_counts
+from hanna_stats.kernels import bootstrap as bs
 from hanna_stats.kernels import permutation as pm
+from hanna_stats.kernels import ties as tc
 from hanna_stats.kernels.grouped import (
     SIGN_VECTOR_MAX_N,
     UndefinedCorrelationError,
@@ -24,6 +30,7 @@ from hanna_stats.kernels.grouped import (
     grouped_cubes,
     level_correlation,
 )
+from hanna_stats.kernels.pairs import multiplicities
 
 BUDGET = _options.MEMORY_BUDGET_ENV
 
@@ -297,3 +304,178 @@ def test_stable_order_is_numpys_stable_argsort(n):
     diff, order, ascending = _metric_pairs(M)
     assert np.array_equal(order, np.argsort(diff, kind="stable"))
     assert same(ascending, diff[order])
+
+
+# ------------------------------------------------------- the calibrated permutation test
+
+
+@pytest.mark.parametrize("groups, pairs", [(7, 3), (5, 2), (4, 5), (1, 1)])
+def test_swap_blocks_are_one_draw(groups, pairs):
+    # numpy draws the uint8 coins four to a 32-bit word and starts each call on a fresh word:
+    # blocks of a multiple of _word_rows permutations (4, 2, 1, 4 here) are the coins of one
+    # draw, and leave a Generator where one draw leaves it.
+    unit = tc._word_rows(groups * pairs)
+    assert unit == 4 // math.gcd(groups * pairs, 4)
+    whole_rng = np.random.default_rng(3)
+    whole = tc.calibrated_swaps(groups, pairs, permutations=37, seed=whole_rng)
+    for rows in (unit, 3 * unit, 36, 37):
+        rng = np.random.default_rng(3)
+        blocks = list(tc._swap_blocks((37, groups, pairs), rng, rows))
+        assert [hi - lo for lo, hi, _ in blocks][:-1] == [rows] * (len(blocks) - 1)
+        assert same(np.concatenate([block for _, _, block in blocks]), whole)
+        assert rng.bit_generator.state == whole_rng.bit_generator.state
+
+
+def test_calibrated_blocks_follow_the_memory_budget(monkeypatch):
+    cells = 9 * 15  # item level, 9 inputs x 6 systems: odd, blocks of 4 permutations
+    monkeypatch.setenv(BUDGET, "1")
+    assert tc._pair_blocks(cells) == (1, 4)
+    monkeypatch.setenv(BUDGET, str(4 * 30000))  # a quarter: 9 pairs, 20 permutations
+    assert tc._pair_blocks(cells) == (30000 // (24 * cells), 20)
+    monkeypatch.delenv(BUDGET)
+    assert tc._pair_blocks(cells) == (tc.PAIR_BLOCK, 2**28 // (9 * cells + 24 * 256) // 4 * 4)
+
+
+@pytest.mark.parametrize("level", ["item", "system", "global"])
+def test_calibrated_permutation_test_the_same_under_any_budget(monkeypatch, level):
+    # Blocks of one metric pair and 4 permutations (a budget of 1 byte), of a few pairs and
+    # permutations, and the whole; 2 human measures, missing values, an odd number of cells;
+    # the swaps drawn from a seed, from a Generator (left as one draw leaves it), given, and
+    # with progress over the blocks.
+    X = cube(10, 5, 9, 6)
+    H = cube(11, 2, 9, 6, decimals=0, nan=0.02)
+    swaps = np.random.default_rng(12).integers(0, 2, (30, *_level_pairs(level)), dtype=np.uint8)
+    results, states, steps = [], [], []
+    for budget in ("1", str(4 * 30000), None):
+        if budget is None:
+            monkeypatch.delenv(BUDGET, raising=False)
+        else:
+            monkeypatch.setenv(BUDGET, budget)
+        rng = np.random.default_rng(13)
+        seen = []
+
+        def progress(iterable, desc, total, seen=seen):
+            seen.append(total)
+            return iterable
+
+        kwargs = dict(level=level, permutations=101)
+        results.append(
+            (
+                tc.calibrated_permutation_test(H, X, seed=4, **kwargs),
+                tc.calibrated_permutation_test(H, X, seed=rng, statistic="tau_eq", **kwargs),
+                tc.calibrated_permutation_test(H, X, swaps=swaps, progress=progress, level=level),
+                tc.calibrated_permutation_test(H, X, nan_policy="propagate", **kwargs),
+            )
+        )
+        states.append(rng.bit_generator.state)
+        steps.append(seen)
+    assert steps[0][0] >= steps[1][0] > steps[2][0] == 2  # blocks of pairs x permutations
+    assert states[0] == states[1] == states[2]
+    for other in results[1:]:
+        for got, want in zip(other, results[0], strict=True):
+            for x, y in zip(got, want, strict=True):
+                assert same(x, y)
+
+
+def _level_pairs(level):
+    """(groups, pairs) of 9 inputs x 6 systems at ``level``."""
+    return {"item": (9, 15), "system": (1, 15), "global": (1, 54 * 53 // 2)}[level]
+
+
+def test_calibrated_permutation_test_peak_within_the_budget(monkeypatch):
+    # 2,000 inputs x 10 systems, 2 metrics, 400 permutations: 36 million swaps, whose float64
+    # signs alone took 288 MB. Under an 8 MiB budget, the call's arrays (numpy's and Numba's,
+    # both traced by tracemalloc) peak below it; its tie calibration takes most of that.
+    rng = np.random.default_rng(14)
+    G, S, K = 2000, 10, 400
+    H = np.round(rng.normal(size=(1, G, S)) * 2)
+    X = np.round(H + rng.normal(size=(2, G, S)), 1)
+    budget = 8 * 2**20
+    assert K * G * 45 * 8 > 30 * budget
+    monkeypatch.setenv(BUDGET, str(budget))
+    tc.calibrated_permutation_test(H[:, :3], X[:, :3], permutations=4)  # compiled
+    tracemalloc.start()
+    try:
+        res = tc.calibrated_permutation_test(H, X, permutations=K, seed=1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert budget / 4 < peak < budget
+    assert 0 <= res.pvalue[0, 0, 1] <= 1 and 0 <= res.pvalue[0, 1, 0] <= 1
+
+
+# ------------------------------------------------------------------------ the bootstrap
+
+
+def test_resample_blocks_follow_the_memory_budget(monkeypatch):
+    A, B = cube(15, 4, 40, 7), cube(16, 2, 40, 7)
+    per_row = 8 * (4 * 40 + 3 * 6 * 7 + 3 * 8)
+    monkeypatch.setenv(BUDGET, str(4 * 5 * per_row))  # a quarter: 5 resamples a block
+    assert bs._resample_rows(A, B, None) == 5
+    monkeypatch.setenv(BUDGET, "1")
+    assert bs._resample_rows(A, B, np.zeros((3, 5), np.int64)) == 1
+    weights = bs._Weights(40)  # the jackknife's rows, made on demand
+    assert same(weights[3:7], (~np.eye(40, dtype=bool)).astype(float)[3:7])
+    draws = np.random.default_rng(0).integers(0, 40, (9, 40))
+    assert same(bs._Weights(40, draws)[2:5], multiplicities(draws[2:5], 40))
+    assert len(weights) == 40 and len(bs._Weights(40, draws)) == 9
+
+
+@pytest.mark.parametrize(
+    "level, resample, symmetric",
+    [
+        ("item", "inputs", False),
+        ("item", "inputs", True),
+        ("item", "both", False),
+        ("item", "systems", True),
+        ("system", "inputs", False),
+        ("system", "both", True),
+    ],
+)
+def test_bootstrap_the_same_under_any_budget(monkeypatch, level, resample, symmetric):
+    # Blocks of one resample and one input's correlations (a budget of 1 byte), of a few, and
+    # the whole: the same samples, intervals and BCa jackknife, from a seed and from a
+    # Generator (left as the whole draw leaves it), with progress over blocks of resamples.
+    A = cube(17, 4, 40, 7)
+    B = None if symmetric else cube(18, 2, 40, 7, decimals=0)
+    results, states = [], []
+    for budget in ("1", "40000", None):
+        if budget is None:
+            monkeypatch.delenv(BUDGET, raising=False)
+        else:
+            monkeypatch.setenv(BUDGET, budget)
+        rng = np.random.default_rng(19)
+        kwargs = dict(level=level, resample=resample, resamples=57)
+        results.append(
+            (
+                bootstrap_ci(A, B, ci_method="bca", seed=rng, **kwargs),
+                bootstrap_ci(A, B, method="pearson", seed=3, progress=lambda x, **_: x, **kwargs),
+            )
+        )
+        states.append(rng.bit_generator.state)
+    assert states[0] == states[1] == states[2]
+    for other in results[1:]:
+        for got, want in zip(other, results[0], strict=True):
+            for x, y in zip(got, want, strict=True):
+                assert same(x, y)
+
+
+def test_bootstrap_peak_within_the_budget(monkeypatch):
+    # All pairs of 30 measures on 6,000 inputs x 8 systems, 40 input resamples: the per-input
+    # correlations take 43 MB at once, above a 32 MiB budget; in blocks of inputs, and the
+    # multiplicities in blocks of resamples, the call's arrays (traced by tracemalloc) peak below.
+    rng = np.random.default_rng(20)
+    G, M = 6000, 30
+    A = np.round(rng.normal(size=(M, G, 8)), 1)
+    budget = 32 * 2**20
+    assert G * M * M * 8 > budget
+    monkeypatch.setenv(BUDGET, str(budget))
+    bootstrap_ci(A[:, :3], resamples=3)  # compiled
+    tracemalloc.start()
+    try:
+        res = bootstrap_ci(A, resamples=40, seed=1)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert budget / 4 < peak < budget
+    assert (res.n_valid == 40).all()

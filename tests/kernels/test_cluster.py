@@ -127,6 +127,7 @@ def test_permutation_units_and_methods_on_thread_pool():
         dict(level="item", unit="systems"),
         dict(level="system", unit="inputs", method="pearson"),
         dict(level="global", method="spearman", alternative="two-sided"),
+        dict(level="global", method="pearson", stop_alpha=0.2),  # the sums path
         dict(level="item", method="pearson", stop_alpha=0.2),
         dict(level="item", stop_alpha=0.2),  # Kendall's fast path
     ]

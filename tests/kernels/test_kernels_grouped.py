@@ -124,6 +124,60 @@ def test_kendall_on_long_groups_matches_scipy(level, systems):
         np.testing.assert_array_equal(res.n_groups, n_groups)
 
 
+@st.composite
+def long_vectors(draw):
+    """Vectors beyond SIGN_VECTOR_MAX_N values for the sorted sweep's sort: ties, -0.0 beside
+    0.0, infinities, values one float64 ulp apart (one float32), huge and tiny magnitudes,
+    missing values."""
+    n = draw(st.integers(SIGN_VECTOR_MAX_N + 1, 700))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    kind = draw(st.sampled_from(["ties", "ulps", "mixed", "signed zeros", "extremes"]))
+    X = rng.normal(size=(3, 2, n))
+    if kind == "ties":
+        X = np.rint(X * draw(st.sampled_from([0.5, 3.0, 50.0])))
+    elif kind == "ulps":  # few float32 values, each a run of neighbouring float64
+        X = 1.0 + rng.integers(0, 4, X.shape) * 2.0**-20 + rng.integers(0, 8, X.shape) * 2.0**-52
+    elif kind == "mixed":
+        X[:, :, ::3] = np.rint(X[:, :, ::3])
+        X[0, 0, :5] = [np.inf, -np.inf, np.inf, 0.0, -0.0]
+    elif kind == "signed zeros":
+        X = rng.choice([-0.0, 0.0, 1.0, -1.0, 5e-324, -5e-324], X.shape)
+    else:
+        X = X * rng.choice([1e300, 1e-300, 1.0], X.shape) + rng.choice([0.0, 1e39], X.shape)
+    X[rng.random(X.shape) < draw(st.sampled_from([0.0, 0.1]))] = np.nan  # pairwise deletion
+    return X
+
+
+@settings(deadline=None, max_examples=40)
+@given(long_vectors(), st.sampled_from("bc"))
+def test_kendall_sorted_sweep_matches_scipy(X, variant):
+    # Beyond SIGN_VECTOR_MAX_N systems each vector is sorted once (float32 keys, then float64
+    # order within a float32; missing values last) and each pair swept with a Fenwick tree.
+    B = X[::-1].copy()
+    B[0] = np.rint(B[0] * 2)
+    R = group_correlations(X, B, method="kendall", variant=variant)
+    for g in range(X.shape[1]):
+        for i in range(len(X)):
+            for j in range(len(B)):
+                expected = scipy_statistic(X[i, g], B[j, g], "kendall", variant)
+                np.testing.assert_allclose(R[g, i, j], expected, rtol=0, atol=1e-12)
+
+
+def test_kendall_sorted_sweep_undefined_vectors():
+    # Long vectors that are constant, all missing or of one present value: NaN, and a cube of
+    # nothing but those (no vector to sort) too.
+    n = SIGN_VECTOR_MAX_N + 10
+    X = np.full((3, 1, n), 2.0)
+    X[1] = np.nan
+    X[2, 0, 1:] = np.nan
+    R = group_correlations(X, method="kendall")
+    assert np.isnan(R).all()
+    Y = np.vstack([X, np.arange(float(n))[None, None]])
+    R = group_correlations(Y, method="kendall")
+    assert np.isnan(R[0, :3]).all() and R[0, 3, 3] == 1.0
+    assert np.isnan(group_correlations(np.full((2, 1, n), 2.0), method="kendall")).all()
+
+
 def test_propagate_and_raise():
     A = np.arange(24, dtype=float).reshape(2, 3, 4) % 5
     A[0, 1, 2] = np.nan  # measure 0 has a missing value in group 1

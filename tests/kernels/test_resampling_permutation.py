@@ -124,7 +124,13 @@ def test_swap_units_structure():
 @pytest.mark.parametrize("unit", ["both", "systems", "inputs"])
 @pytest.mark.parametrize(
     "level, method",
-    [("item", "kendall"), ("item", "pearson"), ("system", "kendall"), ("global", "spearman")],
+    [
+        ("item", "kendall"),
+        ("item", "pearson"),
+        ("system", "kendall"),
+        ("global", "spearman"),
+        ("global", "pearson"),
+    ],
 )
 def test_unit_pvalues_match_reference_loop(unit, level, method):
     X = cube(11, groups=5, systems=4, decimals=1)
@@ -413,7 +419,13 @@ def test_missing_values_hand_worked_counts():
 @pytest.mark.parametrize("unit", ["both", "systems"])
 @pytest.mark.parametrize(
     "level, method",
-    [("item", "kendall"), ("item", "pearson"), ("system", "kendall"), ("global", "spearman")],
+    [
+        ("item", "kendall"),
+        ("item", "pearson"),
+        ("system", "kendall"),
+        ("global", "spearman"),
+        ("global", "pearson"),
+    ],
 )
 def test_missing_values_match_brute_force(unit, level, method):
     X, C = gappy_cube(41)
