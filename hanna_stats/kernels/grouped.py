@@ -25,16 +25,22 @@ from ._options import (
     threads_for,
     validated,
 )
-from .correlation import _statistic_omit, _unit_vector
+from .correlation import _statistic, _statistic_omit, _unit_vector
 from .kendall import KendallCounts, _counts_from_sign_sums, _sorted_counts, _tau, _with_group
 from .ranks import _rankdata
 
 #: Kendall uses per-vector pair signs (two bits per pair of systems) on groups of up to
-#: SIGN_VECTOR_MAX_N systems; on longer vectors it sorts each vector once and sweeps each pair
-#: with a Fenwick tree (:func:`_prepare_sorted`, O(n log n) a pair). The groups are prepared
+#: SIGN_VECTOR_MAX_N systems; on groups of more than SORTED_MIN_N it sorts each vector once and
+#: sweeps each pair with a Fenwick tree (:func:`_prepare_sorted`). The groups are prepared
 #: and correlated in blocks whose prepared vectors and correlations fit the memory budget
 #: (:func:`~hanna_stats.kernels._options.memory_budget`), so the signs hold at any size.
 SIGN_VECTOR_MAX_N = 256
+#: Kendall on groups of more than SORTED_MIN_N systems takes :func:`_fill_sorted`; between
+#: SIGN_VECTOR_MAX_N and it, each pair is counted by :func:`kendall_counts` (Knight's merge sort
+#: of both vectors). The sweep is already 4-5x quicker at 500 values (40 measures: 7 against
+#: 33 ms), but compiling it costs about 6 s on a first run; below 1,000 values (HANNA's 960
+#: pooled items) the merge sort's milliseconds are the better trade.
+SORTED_MIN_N = 1000
 
 # State of a (measure, group) vector.
 _OK = 0
@@ -89,13 +95,13 @@ def _states(X):
 
 
 @njit(cache=True, parallel=True)
-def _prepare(X, method_code, state):
+def _prepare(X, method_code, state, signs):
     """Per (group, measure) vectors shared by all pairs; see :func:`group_correlations`.
 
     Returns ``(units, signs, ties)`` for the vectors ``_OK`` in ``state`` (:func:`_states`),
     which turns ``_UNDEFINED`` where a unit vector is not defined (an infinite value): for
     Pearson/Spearman ``units`` (G, M, S) holds the unit vectors (of the ranks for Spearman);
-    for Kendall (up to :data:`SIGN_VECTOR_MAX_N` systems), ``signs`` (G, M, 2 W) holds the
+    for Kendall with ``signs``, ``signs`` (G, M, 2 W) holds the
     signs ``sign(x[j] - x[i])`` of the ``P = S (S - 1) / 2`` pairs ``i < j`` as two bit planes
     of ``W = ceil(P / 64)`` words each (words ``[0, W)``: the sign is nonzero; ``[W, 2 W)``: it
     is positive; pair ``p`` at bit ``p % 64`` of word ``p // 64``) and ``ties`` (G, M, 4) the
@@ -104,7 +110,7 @@ def _prepare(X, method_code, state):
     """
     measures, groups, n = X.shape
     kendall = method_code == KENDALL
-    pairs = n * (n - 1) // 2 if kendall else 0
+    pairs = n * (n - 1) // 2 if kendall and signs else 0
     words = (pairs + 63) // 64
     units = np.zeros((groups, measures, 0 if kendall else n))
     sign_vectors = np.zeros((groups, measures, 2 * words), dtype=np.uint64)
@@ -150,7 +156,7 @@ def _prepare(X, method_code, state):
 
 def _prepare_sorted(X, state):
     """Per (group, measure) vectors of Kendall's sweep (:func:`~hanna_stats.kernels.kendall.
-    _sorted_counts`), for groups of more than :data:`SIGN_VECTOR_MAX_N` systems: ``(order, rank,
+    _sorted_counts`), for groups of more than :data:`SORTED_MIN_N` systems: ``(order, rank,
     counts)``, the sort order (missing values last; ``~index``, negative, where a run of equal
     values starts), the dense rank of each value (-1 where missing; (G, M, S) int32 each) and
     the numbers of distinct and of present values (G, M, 2), for the vectors not
@@ -281,8 +287,8 @@ def _tau_sorted(prepared_a, prepared_b, g, i, j, variant_code):
     """Kendall's tau of vector ``i`` of A and ``j`` of B in group ``g`` from their
     :func:`_prepare_sorted` arrays, over the positions where neither is missing: the vector
     with more distinct values is swept, the other indexes the Fenwick tree (a smaller tree)."""
-    _, _, counts_a, _, order_a, rank_a = prepared_a
-    _, _, counts_b, _, order_b, rank_b = prepared_b
+    _, counts_a, order_a, rank_a = prepared_a
+    _, counts_b, order_b, rank_b = prepared_b
     d_a, valid_a = np.int64(counts_a[g, i, 0]), np.int64(counts_a[g, i, 1])
     d_b, valid_b = np.int64(counts_b[g, j, 0]), np.int64(counts_b[g, j, 1])
     if d_a >= d_b:
@@ -326,13 +332,10 @@ def _tau_from_signs(signs_a, signs_b, ties_a, ties_b, g, i, j, n, variant_code):
     return _tau(_counts_from_sign_sums(n, s, q, ta, tb), variant_code)
 
 
-@njit(cache=True, parallel=True)
-def _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, omit, R):
-    # R (G, Ma, Mb): the groups of A and B, filled in place (a block of a larger output).
-    units_a, signs_a, ties_a, state_a, order_a = prepared_a[:5]
-    units_b, signs_b, ties_b, state_b = prepared_b[:4]
-    measures_a, groups, n = A.shape
-    measures_b = B.shape[0]
+@njit(cache=True)
+def _cells(measures_a, measures_b, symmetric):
+    """The (i, j) cells of a block's correlation matrix, as two index arrays: every pair, or
+    ``i <= j`` when ``symmetric``."""
     cells = measures_a * (measures_a + 1) // 2 if symmetric else measures_a * measures_b
     ii = np.empty(cells, dtype=np.int64)
     jj = np.empty(cells, dtype=np.int64)
@@ -342,7 +345,17 @@ def _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, om
             ii[c] = i
             jj[c] = j
             c += 1
-    kendall = method_code == KENDALL
+    return ii, jj
+
+
+@njit(cache=True, parallel=True)
+def _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, omit, R):
+    # R (G, Ma, Mb): the groups of A and B, filled in place (a block of a larger output).
+    units_a, signs_a, ties_a, state_a = prepared_a
+    units_b, signs_b, ties_b, state_b = prepared_b
+    groups, n = A.shape[1:]
+    ii, jj = _cells(A.shape[0], B.shape[0], symmetric)
+    cells = ii.size
     for t in prange(groups * cells):
         g, c = divmod(np.int64(t), cells)
         i = ii[c]
@@ -351,7 +364,7 @@ def _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, om
         b = state_b[g, j]
         r = np.nan
         if a == _OK and b == _OK:
-            if not kendall:
+            if method_code != KENDALL:
                 total = 0.0  # clipped_dot of the unit vectors, without array views
                 for k in range(n):
                     total += units_a[g, i, k] * units_b[g, j, k]
@@ -359,12 +372,33 @@ def _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, om
             elif signs_a.shape[2]:
                 r = _tau_from_signs(signs_a, signs_b, ties_a, ties_b, g, i, j, n, variant_code)
             else:
-                r = _tau_sorted(prepared_a, prepared_b, g, i, j, variant_code)
+                r = _statistic(A[i, g], B[j, g], method_code, variant_code)
         elif omit and a != _UNDEFINED and b != _UNDEFINED:
-            if order_a.shape[2]:
-                r = _tau_sorted(prepared_a, prepared_b, g, i, j, variant_code)
-            else:
-                r = _statistic_omit(A[i, g], B[j, g], method_code, variant_code)
+            r = _statistic_omit(A[i, g], B[j, g], method_code, variant_code)
+        R[g, i, j] = r
+        if symmetric:
+            R[g, j, i] = r
+
+
+@njit(cache=True, parallel=True)
+def _fill_sorted(prepared_a, prepared_b, symmetric, variant_code, omit, R):
+    """:func:`_fill` of Kendall's tau on :func:`_prepared_sorted` vectors (longer than
+    :data:`SORTED_MIN_N`): a pair is swept where both vectors are complete, or with
+    ``omit`` on the positions both have (compiled apart from :func:`_fill`: short groups, the
+    usual case, do not compile the sweep)."""
+    state_a, state_b = prepared_a[0], prepared_b[0]
+    groups = state_a.shape[0]
+    ii, jj = _cells(state_a.shape[1], state_b.shape[1], symmetric)
+    cells = ii.size
+    for t in prange(groups * cells):
+        g, c = divmod(np.int64(t), cells)
+        i = ii[c]
+        j = jj[c]
+        a = state_a[g, i]
+        b = state_b[g, j]
+        r = np.nan
+        if (a == _OK and b == _OK) or (omit and a != _UNDEFINED and b != _UNDEFINED):
+            r = _tau_sorted(prepared_a, prepared_b, g, i, j, variant_code)
         R[g, i, j] = r
         if symmetric:
             R[g, j, i] = r
@@ -380,8 +414,10 @@ def _group_bytes(A, B, symmetric, method_code, cell_bytes):
         prepared = 8 * n
     elif n <= SIGN_VECTOR_MAX_N:
         prepared = 16 * ((n * (n - 1) // 2 + 63) // 64) + 32
+    elif n <= SORTED_MIN_N:
+        prepared = 0
     else:
-        prepared = 12 * n + 16  # sort order, sorted and per-value ranks (int32), distinct
+        prepared = 8 * n + 16  # sort order and ranks (int32), distinct and present counts
     return measures * (8 * n + prepared + 1) + cell_bytes * A.shape[0] * B.shape[0]
 
 
@@ -403,17 +439,19 @@ def _group_blocks(A, B, symmetric, method_code, cell_bytes=8):
 
 
 def _prepared(X, method_code):
-    """The per-vector arrays of :func:`_fill`: ``(units, signs, ties, state, order, rank)``,
-    from :func:`_prepare` and, for Kendall on more than :data:`SIGN_VECTOR_MAX_N` systems,
-    :func:`_prepare_sorted` (``ties`` then its numbers of distinct and present values)."""
+    """The per-vector arrays of :func:`_fill`: ``(units, signs, ties, state)``
+    (:func:`_prepare`; no Kendall signs beyond :data:`SIGN_VECTOR_MAX_N` systems)."""
     state = _states(X)
-    if method_code == KENDALL and X.shape[2] > SIGN_VECTOR_MAX_N:
-        order, rank, ties = _prepare_sorted(X, state)
-        units, signs = np.zeros((0, 0, 0)), np.zeros((0, 0, 0), dtype=np.uint64)
-    else:
-        units, signs, ties = _prepare(X, method_code, state)
-        order = rank = np.zeros((0, 0, 0), dtype=np.int32)
-    return units, signs, ties, state, order, rank
+    signs = method_code != KENDALL or X.shape[2] <= SIGN_VECTOR_MAX_N
+    return (*_prepare(X, method_code, state, signs), state)
+
+
+def _prepared_sorted(X):
+    """The per-vector arrays of :func:`_fill_sorted`: ``(state, counts, order, rank)``
+    (:func:`_prepare_sorted`)."""
+    state = _states(X)
+    order, rank, counts = _prepare_sorted(X, state)
+    return state, counts, order, rank
 
 
 def _block_correlations(A, B, symmetric, method_code, variant_code, omit, R):
@@ -421,9 +459,14 @@ def _block_correlations(A, B, symmetric, method_code, variant_code, omit, R):
     and ``B`` (the blocks of :func:`_group_blocks`); on one thread when that is little work
     (:func:`~hanna_stats.kernels._options.threads_for`)."""
     with threads_for(R.size * A.shape[2]):
-        prepared_a = _prepared(A, method_code)
-        prepared_b = prepared_a if symmetric else _prepared(B, method_code)
-        _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, omit, R)
+        if method_code == KENDALL and A.shape[2] > SORTED_MIN_N:
+            prepared_a = _prepared_sorted(A)
+            prepared_b = prepared_a if symmetric else _prepared_sorted(B)
+            _fill_sorted(prepared_a, prepared_b, symmetric, variant_code, omit, R)
+        else:
+            prepared_a = _prepared(A, method_code)
+            prepared_b = prepared_a if symmetric else _prepared(B, method_code)
+            _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, omit, R)
 
 
 def _group_correlations(A, B, symmetric, method_code, variant_code, omit):
@@ -461,8 +504,10 @@ def group_correlations(A, B=None, *, method="kendall", variant="b", nan_policy="
       ``s[p] = sign(x[j] - x[i])`` over the ``n (n - 1) / 2`` pairs ``i < j``;
       ``C - D = sum s_a s_b`` and ``C + D = sum (s_a s_b)^2`` give the
       :class:`~hanna_stats.kernels.KendallCounts` together with each vector's tie statistics,
-      and :func:`~hanna_stats.kernels.tau_from_counts` gives the variant. Longer groups:
-      :func:`~hanna_stats.kernels.kendall_counts` per pair.
+      and :func:`~hanna_stats.kernels.tau_from_counts` gives the variant. Groups of up to
+      ``SORTED_MIN_N``: :func:`~hanna_stats.kernels.kendall_counts` per pair. Longer groups:
+      each vector sorted once, each pair swept with a Fenwick tree over the ranks of the
+      vector with fewer distinct values (O(n log n) a pair, missing values left out pairwise).
 
     A vector that is constant (or, for Pearson, has an infinite value) makes its cells NaN. A
     vector with NaN makes its cells NaN, unless ``nan_policy="omit"``: then the pair is

@@ -26,7 +26,7 @@ from hanna_stats.kernels import (
     group_correlations,
     level_correlation,
 )
-from hanna_stats.kernels.grouped import SIGN_VECTOR_MAX_N
+from hanna_stats.kernels.grouped import SIGN_VECTOR_MAX_N, SORTED_MIN_N
 
 METHODS = ("pearson", "spearman", "kendall")
 
@@ -110,9 +110,12 @@ def test_level_correlation_matches_scipy_loop(A, level, method, variant, symmetr
 
 
 @pytest.mark.parametrize("level", ["item", "global"])
-@pytest.mark.parametrize("systems", [SIGN_VECTOR_MAX_N, SIGN_VECTOR_MAX_N + 1, 400])
+@pytest.mark.parametrize(
+    "systems", [SIGN_VECTOR_MAX_N, SIGN_VECTOR_MAX_N + 1, 400, SORTED_MIN_N + 1]
+)
 def test_kendall_on_long_groups_matches_scipy(level, systems):
-    # Beyond SIGN_VECTOR_MAX_N systems Kendall counts each pair with the O(n log n) kernel.
+    # Beyond SIGN_VECTOR_MAX_N systems Kendall counts each pair in O(n log n): by merge sort,
+    # and beyond SORTED_MIN_N by the sweep of vectors sorted once.
     rng = np.random.default_rng(systems)
     A = rng.integers(0, 6, (3, 2, systems)).astype(float)
     A[1, 1] = 3.0
@@ -126,10 +129,10 @@ def test_kendall_on_long_groups_matches_scipy(level, systems):
 
 @st.composite
 def long_vectors(draw):
-    """Vectors beyond SIGN_VECTOR_MAX_N values for the sorted sweep's sort: ties, -0.0 beside
+    """Vectors beyond SORTED_MIN_N values for the sorted sweep's sort: ties, -0.0 beside
     0.0, infinities, values one float64 ulp apart (one float32), huge and tiny magnitudes,
     missing values."""
-    n = draw(st.integers(SIGN_VECTOR_MAX_N + 1, 700))
+    n = draw(st.integers(SORTED_MIN_N + 1, SORTED_MIN_N + 400))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     kind = draw(st.sampled_from(["ties", "ulps", "mixed", "signed zeros", "extremes"]))
     X = rng.normal(size=(3, 2, n))
@@ -151,7 +154,7 @@ def long_vectors(draw):
 @settings(deadline=None, max_examples=40)
 @given(long_vectors(), st.sampled_from("bc"))
 def test_kendall_sorted_sweep_matches_scipy(X, variant):
-    # Beyond SIGN_VECTOR_MAX_N systems each vector is sorted once (float32 keys, then float64
+    # Beyond SORTED_MIN_N systems each vector is sorted once (float32 keys, then float64
     # order within a float32; missing values last) and each pair swept with a Fenwick tree.
     B = X[::-1].copy()
     B[0] = np.rint(B[0] * 2)
@@ -166,7 +169,7 @@ def test_kendall_sorted_sweep_matches_scipy(X, variant):
 def test_kendall_sorted_sweep_undefined_vectors():
     # Long vectors that are constant, all missing or of one present value: NaN, and a cube of
     # nothing but those (no vector to sort) too.
-    n = SIGN_VECTOR_MAX_N + 10
+    n = SORTED_MIN_N + 10
     X = np.full((3, 1, n), 2.0)
     X[1] = np.nan
     X[2, 0, 1:] = np.nan

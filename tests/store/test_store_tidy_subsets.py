@@ -263,16 +263,6 @@ def test_rows_without_a_subset_and_white_space_do_not_clash(tmp_path):
         assert counts(con)["scores"] == len(rows)
 
 
-@pytest.fixture(params=["mask", "bitmap", "grouped"])
-def duplicate_check(request, monkeypatch):
-    """Each way of finding duplicate rows (see test_tidy_streaming)."""
-    if request.param != "mask":
-        monkeypatch.setattr(tidy, "MASK_BITS", 0)
-    if request.param == "grouped":
-        monkeypatch.setattr(tidy, "DUPLICATE_BITS", 0)
-    return request.param
-
-
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 def test_an_item_in_two_groups_is_checked_as_before(tmp_path, monkeypatch, duplicate_check, suffix):
     """An item whose rows give its subset and leave it empty is grouped twice: its rows are

@@ -29,16 +29,6 @@ def write(path, rows, columns=COLUMNS):
     return path
 
 
-@pytest.fixture(params=["mask", "bitmap", "grouped"])
-def duplicate_check(request, monkeypatch):
-    """Each way of finding duplicate rows: a mask per item, one bitmap, grouping all rows."""
-    if request.param != "mask":
-        monkeypatch.setattr(tidy, "MASK_BITS", 0)
-    if request.param == "grouped":
-        monkeypatch.setattr(tidy, "DUPLICATE_BITS", 0)
-    return request.param
-
-
 @pytest.mark.parametrize("suffix", [".csv", ".parquet"])
 def test_duplicate_rows_are_found_however_checked(tmp_path, monkeypatch, duplicate_check, suffix):
     monkeypatch.setattr(tidy, "CSV_PART_ROWS", 2)  # a CSV file in several parts
