@@ -253,32 +253,35 @@ def _finish_sort(x, keys, exact, order, rank):
         valid -= 1
         order[valid] = np.int32(keys[valid] & low)
         rank[order[valid]] = -1
-    distinct = 0
+    for k in range(valid):
+        order[k] = np.int32(keys[k] & low)
     start = 0
-    while start < valid:  # runs of one float32
+    while start < valid and not exact:  # runs of one float32: float64 order
         stop = start + 1
         while stop < valid and keys[stop] >> high == keys[start] >> high:
             stop += 1
-        for k in range(start, stop):
-            order[k] = np.int32(keys[k] & low)
-        if stop - start > 1 and not exact:  # float64 order
-            for k in range(start + 1, stop):
-                if x[order[k]] < x[order[k - 1]]:
-                    segment = order[start:stop].copy()
-                    values = np.empty(stop - start)
-                    for q in range(stop - start):
-                        values[q] = x[segment[q]]
-                    order[start:stop] = segment[np.argsort(values, kind="mergesort")]
-                    break
-        previous = order[start]
-        for k in range(start, stop):
-            index = order[k]
-            if k == start or not (exact or x[index] == x[previous]):  # a new value
-                distinct += 1
-                order[k] = ~index
-            rank[index] = distinct - 1
-            previous = index
+        for k in range(start + 1, stop):
+            if x[order[k]] < x[order[k - 1]]:
+                segment = order[start:stop].copy()
+                values = np.empty(stop - start)
+                for q in range(stop - start):
+                    values[q] = x[segment[q]]
+                order[start:stop] = segment[np.argsort(values, kind="mergesort")]
+                break
         start = stop
+    distinct = 0
+    previous = 0
+    for k in range(valid):
+        index = order[k]
+        if (
+            k == 0
+            or keys[k] >> high != keys[k - 1] >> high
+            or not (exact or x[index] == x[previous])
+        ):  # a new value
+            distinct += 1
+            order[k] = ~index
+        rank[index] = distinct - 1
+        previous = index
     return distinct, valid
 
 
