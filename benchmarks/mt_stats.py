@@ -91,8 +91,8 @@ def calibration_loop(H, M):
             tol = TIE_RTOL * np.abs(M[b]).max()
             strict = (np.sign(dh) == np.sign(dm)).astype(float)
             tie = (dh == 0).astype(float)
-            diff = np.sort(np.abs(dm))
             order = np.argsort(np.abs(dm), kind="stable")
+            diff = np.abs(dm)[order]
             running = np.r_[0.0, np.cumsum((tie - strict)[order])]
             tied = np.searchsorted(diff, np.r_[0.0, diff] + tol, side="right")
             out[a, b] = (strict.sum() + running[tied]).max() * w

@@ -968,12 +968,7 @@ def _commands() -> tuple[Command, ...]:
             "from --seed).",
             MEASURES,
             RATED_KINDS,
-            opt(
-                "--confidence",
-                type=float,
-                default=DEFAULTS["confidence_level"],
-                help="confidence level of the intervals, in (0, 1)",
-            ),
+            CONFIDENCE,
             opt(
                 "--interval-method",
                 choices="interval_method",

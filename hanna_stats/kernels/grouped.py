@@ -154,13 +154,12 @@ def _prepare(X, method_code, state, signs):
     return units, sign_vectors, ties
 
 
-def _prepare_sorted(X, state):
+def _prepare_sorted(X):
     """Per (group, measure) vectors of Kendall's sweep (:func:`~hanna_stats.kernels.kendall.
     _sorted_counts`), for groups of more than :data:`SORTED_MIN_N` systems: ``(order, rank,
     counts)``, the sort order (missing values last; ``~index``, negative, where a run of equal
     values starts), the dense rank of each value (-1 where missing; (G, M, S) int32 each) and
-    the numbers of distinct and of present values (G, M, 2), for the vectors not
-    ``_UNDEFINED`` in ``state`` (:func:`_prepare`'s).
+    the numbers of distinct and of present values (G, M, 2), for every vector.
 
     Each vector is sorted by numpy as 64-bit keys, its float32 value's order in the high half
     and its index in the low half (numpy sorts plain keys about 3x quicker than it argsorts
@@ -173,7 +172,7 @@ def _prepare_sorted(X, state):
         raise ValueError(f"Kendall vectors longer than 2**31 - 1 values are not supported; got {n}")
     order, rank = (np.empty((groups, measures, n), dtype=np.int32) for _ in range(2))
     counts = np.zeros((groups, measures, 2))
-    todo = np.argwhere(state != _UNDEFINED)  # (g, m) rows
+    todo = np.indices((groups, measures)).reshape(2, -1).T  # every (g, m)
 
     def sort(rows):  # a few calls per chunk of vectors: the threads seldom wait for the GIL
         for chunk in np.array_split(rows, max(1, -(-len(rows) * n // SORT_CHUNK_VALUES))):
@@ -451,9 +450,13 @@ def _prepared(X, method_code):
 
 def _prepared_sorted(X):
     """The per-vector arrays of :func:`_fill_sorted`: ``(state, counts, order, rank)``
-    (:func:`_prepare_sorted`)."""
-    state = _states(X)
-    order, rank, counts = _prepare_sorted(X, state)
+    (:func:`_prepare_sorted`), the state read from the sort's counts (as :func:`_states` would
+    give it: missing values, else fewer than 2 distinct values)."""
+    order, rank, counts = _prepare_sorted(X)
+    distinct, present = counts[..., 0], counts[..., 1]
+    state = np.where(
+        present < X.shape[2], _HAS_NAN, np.where(distinct < 2, _UNDEFINED, _OK)
+    ).astype(np.int8)
     return state, counts, order, rank
 
 

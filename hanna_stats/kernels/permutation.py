@@ -234,15 +234,17 @@ def _pearson_global_terms(Z, criterion, pairs):
 
 
 @njit(cache=True, parallel=True)
-def _pearson_global_null(cells, terms, base, W):
+def _pearson_global_null(cells, terms, base, W, columns):
     """:func:`permutation_null` of global-level Pearson from sums: a swap exchanges the two
     measures' scores on a cell, so the swapped ``x_a = z_a + w d`` has ``sum x_a = sum z_a +
     sum w d``, ``sum x_a^2 = sum z_a^2 + sum w e`` and ``sum x_a c = sum z_a c + sum w d c``
     (``x_b`` subtracts the same), and ``r = sum x c / sqrt((sum x^2 - (sum x)^2 / N) sum c^2)``
     with ``c`` centred: three sums over the swapped cells a pair and permutation, instead of
-    both correlations over every cell. ``W`` (P, cells) uint8 swap bits; see
-    :func:`_pearson_global_terms`. Column 0 (no swap) comes from the same formula."""
-    n_cells, K, _ = terms.shape
+    both correlations over every cell. ``W`` (P, cells) uint8 swap bits; ``columns`` the pairs
+    of :func:`_pearson_global_terms`' arrays to test. Column 0 (no swap) comes from the same
+    formula."""
+    n_cells = terms.shape[0]
+    K = columns.size
     perms = W.shape[0]
     out = np.empty((K, perms + 1))
     for p in prange(perms + 1):
@@ -252,15 +254,16 @@ def _pearson_global_null(cells, terms, base, W):
                 w = np.float64(W[p - 1, cells[i]])
                 for k in range(K):
                     for t in range(3):
-                        acc[k, t] += w * terms[i, k, t]
+                        acc[k, t] += w * terms[i, columns[k], t]
         for k in range(K):
             r = np.empty(2)
             for side in range(2):
                 sign = 1.0 - 2.0 * side  # x_a adds the swapped sums, x_b subtracts them
-                total = base[k, 3 * side] + sign * acc[k, 0]
-                squares = base[k, 3 * side + 1] + sign * acc[k, 1]
-                product = base[k, 3 * side + 2] + sign * acc[k, 2]
-                spread = (squares - total * total / n_cells) * base[k, 6]
+                c = columns[k]
+                total = base[c, 3 * side] + sign * acc[k, 0]
+                squares = base[c, 3 * side + 1] + sign * acc[k, 1]
+                product = base[c, 3 * side + 2] + sign * acc[k, 2]
+                spread = (squares - total * total / n_cells) * base[c, 6]
                 r[side] = min(1.0, max(-1.0, product / math.sqrt(spread))) if spread > 0 else np.nan
             out[k, p] = r[0] - r[1]
     return out
@@ -602,7 +605,7 @@ def _null_function(X, criterion, pairs, level, method, variant):
 
         def null(columns, swaps):
             W = swaps.reshape(swaps.shape[0], -1)
-            return _pearson_global_null(cells, terms[:, columns], base[columns], W)
+            return _pearson_global_null(cells, terms, base, W, columns)
 
     else:
         if level == "global":
