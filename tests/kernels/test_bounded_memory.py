@@ -18,6 +18,7 @@ import pytest
 
 from hanna_stats.kernels import _options, bootstrap_ci, kendall_counts, tau_from_counts
 from hanna_stats.kernels import bootstrap as bs
+from hanna_stats.kernels import grouped as _grouped
 from hanna_stats.kernels import permutation as pm
 from hanna_stats.kernels import ties as tc
 from hanna_stats.kernels.grouped import (
@@ -73,10 +74,12 @@ def test_group_blocks_follow_the_budget(monkeypatch):
     monkeypatch.setenv(BUDGET, "1")
     blocks = list(_group_blocks(X, X, True, 2))
     assert [(lo, hi) for lo, hi, _, _ in blocks] == [(g, g + 1) for g in range(50)]
-    assert all(a is b and a.flags.c_contiguous for _, _, a, b in blocks)
+    # Views of the cube's groups, copied by _block_correlations (a chunk at a time).
+    assert all(a is b and a.base is X for _, _, a, b in blocks)
+    assert all(np.array_equal(a, X[:, lo:hi], equal_nan=True) for lo, hi, a, _ in blocks)
     monkeypatch.setenv(BUDGET, "1GiB")
     ((lo, hi, a, b),) = _group_blocks(X, X, True, 2)
-    assert (lo, hi) == (0, 50) and a is X and b is X
+    assert (lo, hi) == (0, 50) and a is b and a.base is X and a.shape == X.shape
 
 
 # ---------------------------------------------------------- level correlations in blocks
@@ -107,6 +110,27 @@ def test_level_correlation_in_blocks_is_bit_identical(
         for x, y in zip(got, whole, strict=True):
             assert same(x, y)
         assert same(group_correlations(X, B, **kwargs), R)
+
+
+@pytest.mark.parametrize(
+    "method, systems",
+    [("pearson", 9), ("spearman", 9), ("kendall", 9), ("kendall", 300), ("kendall", 1100)],
+)
+@pytest.mark.parametrize("group_by", ["input", "system"])
+def test_measures_of_b_in_chunks_are_bit_identical(monkeypatch, method, systems, group_by):
+    # B's measures prepared a chunk at a time (one measure per chunk here), group_by="system"
+    # copying each chunk of the transposed view, against B prepared whole: the Pearson dot
+    # products, the Kendall pair signs, merge sorts and sorted sweeps.
+    X = cube(4, 2, 6, systems)
+    B = cube(5, 7, 6, systems, decimals=0)
+    whole = level_correlation(X, B, method=method, group_by=group_by)
+    matrix = group_correlations(X, B, method=method)
+    monkeypatch.setattr(_grouped, "CHUNK_BYTES", 1)
+    monkeypatch.setattr(_grouped, "get_num_threads", lambda: 1)
+    got = level_correlation(X, B, method=method, group_by=group_by)
+    for x, y in zip(got, whole, strict=True):
+        assert same(x, y)
+    assert same(group_correlations(X, B, method=method), matrix)
 
 
 def test_aggregate_blocks_sum_in_group_order():

@@ -24,9 +24,11 @@ from hanna_stats.kernels import (
     UndefinedCorrelationError,
     aggregate_groups,
     group_correlations,
+    kendall_counts,
     level_correlation,
 )
-from hanna_stats.kernels.grouped import SIGN_VECTOR_MAX_N, SORTED_MIN_N
+from hanna_stats.kernels.grouped import SIGN_VECTOR_MAX_N, SORTED_MIN_N, _prepare_sorted
+from hanna_stats.kernels.kendall import _sorted_counts
 
 METHODS = ("pearson", "spearman", "kendall")
 
@@ -134,12 +136,16 @@ def long_vectors(draw):
     missing values."""
     n = draw(st.integers(SORTED_MIN_N + 1, SORTED_MIN_N + 400))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    kind = draw(st.sampled_from(["ties", "ulps", "mixed", "signed zeros", "extremes"]))
+    kind = draw(
+        st.sampled_from(["ties", "ulps", "short ulps", "mixed", "signed zeros", "extremes"])
+    )
     X = rng.normal(size=(3, 2, n))
     if kind == "ties":
         X = np.rint(X * draw(st.sampled_from([0.5, 3.0, 50.0])))
     elif kind == "ulps":  # few float32 values, each a run of neighbouring float64
         X = 1.0 + rng.integers(0, 4, X.shape) * 2.0**-20 + rng.integers(0, 8, X.shape) * 2.0**-52
+    elif kind == "short ulps":  # many float32 values, a few neighbouring float64 each
+        X = 1.0 + rng.integers(0, 200, X.shape) * 2.0**-20 + rng.integers(0, 3, X.shape) * 2.0**-52
     elif kind == "mixed":
         X[:, :, ::3] = np.rint(X[:, :, ::3])
         X[0, 0, :5] = [np.inf, -np.inf, np.inf, 0.0, -0.0]
@@ -164,6 +170,25 @@ def test_kendall_sorted_sweep_matches_scipy(X, variant):
             for j in range(len(B)):
                 expected = scipy_statistic(X[i, g], B[j, g], "kendall", variant)
                 np.testing.assert_allclose(R[g, i, j], expected, rtol=0, atol=1e-12)
+
+
+@settings(deadline=None, max_examples=40)
+@given(long_vectors())
+def test_kendall_sorted_sweep_counts_match_merge_sort(X):
+    # Every field of the sweep's counts (pairs tied in x, in y and in both, the tie sums)
+    # equals Knight's merge sort on the positions both vectors keep: runs of one, two and
+    # more values, their y ranks ordered by comparison or by a pass over every rank.
+    order, rank, counts = _prepare_sorted(X)
+    for g in range(X.shape[1]):
+        for i in range(len(X)):
+            for j in range(len(X)):
+                keep = ~(np.isnan(X[i, g]) | np.isnan(X[j, g]))
+                if counts[g, i, 0] < 1 or counts[g, j, 0] < 1 or keep.sum() < 2:
+                    continue
+                got = _sorted_counts(
+                    order[g, i, : int(counts[g, i, 1])], rank[g, j], int(counts[g, j, 0])
+                )
+                assert got == kendall_counts(X[i, g][keep], X[j, g][keep])
 
 
 def test_kendall_sorted_sweep_undefined_vectors():
