@@ -505,8 +505,12 @@ def _prepared_sorted(X, workspace=None):
 #: prepares at once beside A's: a chunk stays in cache between its preparation and its
 #: correlations (global-level Pearson at 20,000 x 20 x 50: 85 against 175 ms, B whole).
 CHUNK_BYTES = 2**24
-#: Kendall's sweep takes chunks of at least this many of B's measures per thread: its sorts run
-#: in a thread pool, balanced only when each thread has several.
+#: Kendall's sweep takes chunks of B's measures of about SWEEP_CHUNK_BYTES, and of at least
+#: SWEEP_CHUNK_PER_THREAD measures per thread: a pair's sweep reads its vectors' orders at
+#: random, so a chunk bounds memory rather than fits a cache, and each chunk is a round of the
+#: sorts' thread pool, balanced only when each thread has several sorts (at 2,000 x 20 x 50,
+#: 50 measures at once took 41 ms, chunks of 16 took 46 ms).
+SWEEP_CHUNK_BYTES = 2**26
 SWEEP_CHUNK_PER_THREAD = 8
 
 
@@ -516,9 +520,10 @@ def _block_correlations(A, B, symmetric, method_code, variant_code, omit, R):
     little work (:func:`~hanna_stats.kernels._options.threads_for`).
 
     A is prepared whole; B (unless the matrix is symmetric) in chunks of measures of about
-    :data:`CHUNK_BYTES`, each made C-contiguous (a transposed view, as ``group_by="system"``
-    gives, is copied a chunk at a time), prepared and correlated with A. A cell depends on its
-    two vectors alone: the chunks change no value."""
+    :data:`CHUNK_BYTES` (:data:`SWEEP_CHUNK_BYTES` for Kendall's sweep), each made
+    C-contiguous (a transposed view, as ``group_by="system"`` gives, is copied a chunk at a
+    time), prepared and correlated with A. A cell depends on its two vectors alone: the chunks
+    change no value."""
     groups, n = A.shape[1:]
     sweep = method_code == KENDALL and n > SORTED_MIN_N
 
@@ -539,7 +544,8 @@ def _block_correlations(A, B, symmetric, method_code, variant_code, omit, R):
             fill(a, a, prepared_a, prepared_a, R)
             return
         least = get_num_threads() * (SWEEP_CHUNK_PER_THREAD if sweep else 1)
-        size = min(len(B), max(least, CHUNK_BYTES // max(1, 16 * groups * n)))
+        chunk_bytes = SWEEP_CHUNK_BYTES if sweep else CHUNK_BYTES
+        size = min(len(B), max(least, chunk_bytes // max(1, 16 * groups * n)))
         buffer = None if B.flags.c_contiguous else np.empty((size, groups, n))
         out = R if size == len(B) else np.empty((groups, A.shape[0], size))
         workspace = {}  # the chunks' sort orders and ranks, in the same memory

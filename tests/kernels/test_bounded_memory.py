@@ -126,6 +126,8 @@ def test_measures_of_b_in_chunks_are_bit_identical(monkeypatch, method, systems,
     whole = level_correlation(X, B, method=method, group_by=group_by)
     matrix = group_correlations(X, B, method=method)
     monkeypatch.setattr(_grouped, "CHUNK_BYTES", 1)
+    monkeypatch.setattr(_grouped, "SWEEP_CHUNK_BYTES", 1)
+    monkeypatch.setattr(_grouped, "SWEEP_CHUNK_PER_THREAD", 1)
     monkeypatch.setattr(_grouped, "get_num_threads", lambda: 1)
     got = level_correlation(X, B, method=method, group_by=group_by)
     for x, y in zip(got, whole, strict=True):
