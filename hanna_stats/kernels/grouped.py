@@ -27,7 +27,17 @@ from ._options import (
     validated,
 )
 from .correlation import _statistic, _statistic_omit, _unit_vector
-from .kendall import KendallCounts, _counts_from_sign_sums, _sorted_counts, _tau, _with_group
+from .kendall import (
+    PAIR_KEY_MAX_N,
+    PAIR_KEY_MAX_RANKS,
+    KendallCounts,
+    _counts_from_sign_sums,
+    _discordant_of_runs,
+    _runs_of_keys,
+    _sorted_counts,
+    _tau,
+    _with_group,
+)
 from .ranks import _rankdata
 
 #: Kendall uses per-vector pair signs (two bits per pair of systems) on groups of up to
@@ -243,15 +253,57 @@ def _sort_keys(x, keys):
     for k in range(x.size):
         v = np.float32(x[k])
         exact &= np.isnan(v) or np.float64(v) == x[k]
-        bits = np.uint64(np.float32(0.0 if v == 0 else v).view(np.uint32))
-        if np.isnan(v):
-            bits = np.uint64(_MISSING_KEY)
-        elif bits >> np.uint64(31):
-            bits = ~bits & np.uint64(0xFFFFFFFF)
-        else:
-            bits |= np.uint64(0x80000000)
+        bits = np.uint64(_MISSING_KEY) if np.isnan(v) else _float32_order(v)
         keys[k] = (bits << np.uint64(32)) | np.uint64(k)
     return exact
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _float32_order(v):
+    """The bits of the float32 ``v`` (not NaN; -0 as +0) as a uint64 below 2**32 that orders as
+    ``v`` does."""
+    bits = np.uint64(np.float32(0.0 if v == 0 else v).view(np.uint32))
+    if bits >> np.uint64(31):
+        return ~bits & np.uint64(0xFFFFFFFF)
+    return bits | np.uint64(0x80000000)
+
+
+@njit(cache=True, nogil=True)
+def _pair_keys(x, rank_y, keys):
+    """Sort keys of one pair for :func:`~hanna_stats.kernels.kendall._runs_of_keys`, written to
+    ``keys[:count]`` for the positions where ``x`` is present and ``rank_y`` is not -1:
+    ``x``'s float32 order (:func:`_float32_order`) in the high half, ``rank_y`` (below
+    :data:`~hanna_stats.kernels.kendall.PAIR_KEY_MAX_RANKS`) in bits 24-31 and the index
+    (below :data:`~hanna_stats.kernels.kendall.PAIR_KEY_MAX_N`) in bits 0-23. Returns
+    ``(count, exact, missing)``: ``exact`` when every kept value is a float32 exactly,
+    ``missing`` when ``x`` has a missing value."""
+    count = 0
+    exact = True
+    missing = False
+    for k in range(x.size):
+        v = np.float32(x[k])
+        missing |= np.isnan(v)
+        if rank_y[k] < 0 or np.isnan(v):
+            continue
+        exact &= np.float64(v) == x[k]
+        keys[count] = (
+            (_float32_order(v) << np.uint64(32))
+            | (np.uint64(rank_y[k]) << np.uint64(24))
+            | np.uint64(k)
+        )
+        count += 1
+    return count, exact, missing
+
+
+@njit(cache=True, nogil=True)
+def _tau_of_pair_keys(x, keys, exact, distinct_y, variant_code):
+    """Kendall's tau of one pair from its sorted :func:`_pair_keys`."""
+    ys, counts, groups, n, x_ties, xy_pairs = _runs_of_keys(x, keys, exact)
+    discordant, y_ties = _discordant_of_runs(ys, counts, groups, distinct_y)
+    untied = n * (n - 1) // 2 - x_ties[1] - y_ties[1] + xy_pairs  # C + D
+    return _tau(
+        _counts_from_sign_sums(n, untied - 2 * discordant, untied, x_ties, y_ties), variant_code
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -543,6 +595,10 @@ def _block_correlations(A, B, symmetric, method_code, variant_code, omit, R):
         if symmetric:
             fill(a, a, prepared_a, prepared_a, R)
             return
+        # A's vectors on a few levels: each pair sorts its own keys; B is not prepared.
+        pair_keys = (
+            sweep and n < PAIR_KEY_MAX_N and prepared_a[1][..., 0].max() <= PAIR_KEY_MAX_RANKS
+        )
         least = get_num_threads() * (SWEEP_CHUNK_PER_THREAD if sweep else 1)
         chunk_bytes = SWEEP_CHUNK_BYTES if sweep else CHUNK_BYTES
         size = min(len(B), max(least, chunk_bytes // max(1, 16 * groups * n)))
@@ -553,9 +609,42 @@ def _block_correlations(A, B, symmetric, method_code, variant_code, omit, R):
             hi = min(len(B), lo + size)
             b = _contiguous(B[lo:hi], None if buffer is None else buffer[: hi - lo])
             chunk = out if hi - lo == size else np.empty((groups, A.shape[0], hi - lo))
-            fill(a, b, prepared_a, prepare(b, workspace), chunk)
+            if pair_keys:
+                _fill_pair_keys(prepared_a, b, omit, variant_code, chunk)
+            else:
+                fill(a, b, prepared_a, prepare(b, workspace), chunk)
             if chunk is not R:
                 R[:, :, lo:hi] = chunk
+
+
+def _fill_pair_keys(prepared_a, B, omit, variant_code, R):
+    """:func:`_fill_sorted` where every vector of A has at most
+    :data:`~hanna_stats.kernels.kendall.PAIR_KEY_MAX_RANKS` distinct values (a criterion on a
+    rating scale, MQM scores): each pair sorts its own keys (:func:`_pair_keys`: the vector of
+    B's float32 order, then the rank in A's vector, then the index), read in one sequential
+    pass (:func:`_tau_of_pair_keys`). B's vectors need no sort order or ranks of their own, and
+    the sweep no gather of ranks in another vector's order: at 20,000 x 20 x 50 grouped by
+    system, about 1.5x quicker than a sort per vector and a sweep per pair. The pairs are
+    shared among as many threads as Numba uses (numpy's sort and these kernels release the
+    GIL); a pair's value does not depend on the others."""
+    state_a, counts_a, _, rank_a = prepared_a
+    R[:] = np.nan
+    usable = (state_a == _OK) | (omit & (state_a != _UNDEFINED))
+    todo = np.argwhere(np.broadcast_to(usable[:, :, None], R.shape))  # (g, i, j) to count
+
+    def count(cells):
+        keys = np.empty(B.shape[2], dtype=np.uint64)
+        for g, i, j in cells:
+            kept, exact, missing = _pair_keys(B[j, g], rank_a[g, i], keys)
+            if missing and not omit:
+                continue  # NaN: B's vector has missing values
+            pair = keys[:kept]
+            pair.sort()
+            R[g, i, j] = _tau_of_pair_keys(B[j, g], pair, exact, counts_a[g, i, 0], variant_code)
+
+    threads = max(1, min(get_num_threads(), len(todo)))
+    with ThreadPoolExecutor(threads) as pool:  # a few pieces per thread: balanced as they end
+        list(pool.map(count, np.array_split(todo, min(len(todo), 4 * threads))))
 
 
 def _contiguous(X, out=None):

@@ -251,6 +251,97 @@ def _runs_of_ranks(order_x, rank_y, distinct_y):
     return ys, counts, w, np.int64(n), x_ties, xy_pairs
 
 
+#: :func:`_runs_of_keys`' keys: the ``y`` rank in bits 24-31, the index in bits 0-23.
+PAIR_KEY_MAX_RANKS = 256
+PAIR_KEY_MAX_N = 2**24
+
+
+@njit(cache=True, nogil=True)
+def _runs_of_keys(x, keys, exact):
+    """:func:`_runs_of_ranks`' ``(ys, counts, groups, n, x_ties, xy_pairs)`` from the sorted keys
+    of one pair (:func:`~hanna_stats.kernels.grouped._pair_keys`): ``x``'s float32 order in the
+    high half, then ``y``'s rank (bits 24-31) and the index (bits 0-23), present positions only.
+
+    Sorted, the keys hold each run of one float32 in ascending ``y``: where the values are
+    ``exact`` (float32 themselves) that is a run of equal ``x`` with its groups of equal ``y`` in
+    order, read in one sequential pass (no gather). Otherwise a run of one float32 of two values
+    or more is put in float64 order (stable: ``y`` stays ascending within equal values) and
+    split into its runs of equal ``x`` (:func:`_emit_run` each).
+    """
+    count = keys.size
+    ys = np.empty(count, dtype=np.int32)
+    counts = np.empty(count, dtype=np.int32)
+    run_y = np.empty(count, dtype=np.int32)  # scratch: one run's y ranks
+    run_x = np.empty(count)  # scratch: one float32 run's values, when not exact
+    high = np.uint64(32)
+    state = (0, (np.int64(0), np.int64(0), 0.0, 0.0), np.int64(0), np.int64(0))  # w, x ties...
+    k = 0
+    while k < count:
+        top = keys[k] >> high
+        if k + 1 == count or keys[k + 1] >> high != top:  # a run of one value: the usual case
+            y = np.int32((keys[k] >> np.uint64(24)) & np.uint64(0xFF))
+            w, x_ties, singles, xy_pairs = state
+            if w and ys[w - 1] == y:
+                counts[w - 1] += 1
+            else:
+                ys[w] = y
+                counts[w] = 1
+                w += 1
+            state = (w, x_ties, singles + 1, xy_pairs)
+            k += 1
+            continue
+        stop = k + 1
+        while stop < count and keys[stop] >> high == top:
+            stop += 1
+        for q in range(k, stop):
+            run_y[q - k] = np.int32((keys[q] >> np.uint64(24)) & np.uint64(0xFF))
+        if exact:
+            state = _emit_run(run_y, stop - k, ys, counts, state)
+        else:
+            for q in range(k, stop):
+                run_x[q - k] = x[np.int64(keys[q] & np.uint64(0xFFFFFF))]
+            order = np.argsort(run_x[: stop - k], kind="mergesort")
+            values = run_x[: stop - k][order]
+            ranks = run_y[: stop - k][order]
+            start = 0
+            for q in range(1, stop - k + 1):
+                if q == stop - k or values[q] != values[start]:
+                    state = _emit_run(ranks[start:], q - start, ys, counts, state)
+                    start = q
+        k = stop
+    w, x_ties, singles, xy_pairs = state
+    x_ties = (x_ties[0] + singles, x_ties[1], x_ties[2], x_ties[3])
+    return ys, counts, w, np.int64(count), x_ties, xy_pairs
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _emit_run(run_y, length, ys, counts, state):
+    """Append one run of equal ``x`` (its ``length`` ``y`` ranks ``run_y``, ascending) to the
+    groups ``ys``/``counts`` of :func:`_runs_of_keys`: a group per distinct ``y``, the first
+    joining the group before when it has the same rank (as :func:`_runs_of_ranks`); ``state``
+    is ``(groups written, x tie statistics, runs of one, pairs tied in both)``."""
+    w, x_ties, singles, xy_pairs = state
+    if length == 1:
+        singles += 1
+    else:
+        x_ties = _with_group(x_ties, np.int64(length))
+    q = 0
+    while q < length:
+        e = q + 1
+        while e < length and run_y[e] == run_y[q]:
+            e += 1
+        c = e - q
+        xy_pairs += c * (c - 1) // 2
+        if w and ys[w - 1] == run_y[q]:
+            counts[w - 1] += c
+        else:
+            ys[w] = run_y[q]
+            counts[w] = c
+            w += 1
+        q = e
+    return w, x_ties, singles, xy_pairs
+
+
 @njit(cache=True)
 def _discordant_of_runs(ys, counts, groups, distinct_y):
     """The sweep of :func:`_sorted_counts` over :func:`_runs_of_ranks`' groups: the discordant

@@ -12,6 +12,7 @@ import json
 import pickle
 import sys
 import warnings
+from unittest import mock
 
 import numba
 import numpy as np
@@ -27,8 +28,9 @@ from hanna_stats.kernels import (
     kendall_counts,
     level_correlation,
 )
+from hanna_stats.kernels import grouped as _grouped
 from hanna_stats.kernels.grouped import SIGN_VECTOR_MAX_N, SORTED_MIN_N, _prepare_sorted
-from hanna_stats.kernels.kendall import _sorted_counts
+from hanna_stats.kernels.kendall import PAIR_KEY_MAX_RANKS, _sorted_counts
 
 METHODS = ("pearson", "spearman", "kendall")
 
@@ -189,6 +191,44 @@ def test_kendall_sorted_sweep_counts_match_merge_sort(X):
                     order[g, i, : int(counts[g, i, 1])], rank[g, j], int(counts[g, j, 0])
                 )
                 assert got == kendall_counts(X[i, g][keep], X[j, g][keep])
+
+
+@settings(deadline=None, max_examples=40)
+@given(long_vectors(), st.sampled_from("bc"), st.sampled_from([2, 5, 26, PAIR_KEY_MAX_RANKS]))
+def test_kendall_pair_keys_match_scipy(B, variant, levels):
+    # A on a few levels (at most PAIR_KEY_MAX_RANKS per vector): each pair sorts its own keys
+    # (B's float32 order, A's rank, the index; B's runs of one float32 put in float64 order),
+    # with missing values on both sides (pairwise deletion) and a constant vector of A.
+    rng = np.random.default_rng(levels)
+    A = rng.integers(0, levels, (2, *B.shape[1:])).astype(float) - levels / 2
+    A[rng.random(A.shape) < 0.05] = np.nan
+    A[1, 0] = 3.0
+    with mock.patch.object(_grouped, "_fill_pair_keys", wraps=_grouped._fill_pair_keys) as spy:
+        R = group_correlations(A, B, method="kendall", variant=variant)
+    assert spy.called
+    for g in range(A.shape[1]):
+        for i in range(len(A)):
+            for j in range(len(B)):
+                expected = scipy_statistic(A[i, g], B[j, g], "kendall", variant)
+                np.testing.assert_allclose(R[g, i, j], expected, rtol=0, atol=1e-12)
+
+
+def test_kendall_more_levels_than_pair_keys_hold():
+    # One vector of A with PAIR_KEY_MAX_RANKS + 1 distinct values: a sort per vector and a sweep
+    # per pair, the same values.
+    n = SORTED_MIN_N + 50
+    rng = np.random.default_rng(7)
+    A = rng.integers(0, 5, (2, 1, n)).astype(float)
+    A[1, 0, : PAIR_KEY_MAX_RANKS + 1] = np.arange(PAIR_KEY_MAX_RANKS + 1)
+    B = rng.normal(size=(3, 1, n))
+    with mock.patch.object(_grouped, "_fill_pair_keys", wraps=_grouped._fill_pair_keys) as spy:
+        R = group_correlations(A, B, method="kendall")
+    assert not spy.called
+    for i in range(2):
+        for j in range(3):
+            assert R[0, i, j] == pytest.approx(
+                scipy.stats.kendalltau(A[i, 0], B[j, 0])[0], abs=1e-12
+            )
 
 
 def test_kendall_sorted_sweep_undefined_vectors():
