@@ -42,7 +42,8 @@ from .ranks import _rankdata
 
 #: Kendall uses per-vector pair signs (two bits per pair of systems) on groups of up to
 #: SIGN_VECTOR_MAX_N systems; on groups of more than SORTED_MIN_N it sorts each vector once and
-#: sweeps each pair with a Fenwick tree (:func:`_prepare_sorted`). The groups are prepared
+#: sweeps each pair with a Fenwick tree (:func:`_prepare_sorted`), or sorts each pair's keys
+#: against a criterion on a few levels (:func:`_fill_pair_keys`). The groups are prepared
 #: and correlated in blocks whose prepared vectors and correlations fit the memory budget
 #: (:func:`~hanna_stats.kernels._options.memory_budget`), so the signs hold at any size.
 SIGN_VECTOR_MAX_N = 256
@@ -710,7 +711,9 @@ def group_correlations(A, B=None, *, method="kendall", variant="b", nan_policy="
       and :func:`~hanna_stats.kernels.tau_from_counts` gives the variant. Groups of up to
       ``SORTED_MIN_N``: :func:`~hanna_stats.kernels.kendall_counts` per pair. Longer groups:
       each vector sorted once, each pair swept with a Fenwick tree over the ranks of the
-      vector with fewer distinct values (O(n log n) a pair, missing values left out pairwise).
+      vector with fewer distinct values (O(n log n) a pair, missing values left out pairwise);
+      where every vector of A has at most 256 distinct values (a criterion on a rating scale),
+      each pair sorts its own keys instead (B's order, then A's rank), read in one pass.
 
     A vector that is constant (or, for Pearson, has an infinite value) makes its cells NaN. A
     vector with NaN makes its cells NaN, unless ``nan_policy="omit"``: then the pair is
