@@ -625,13 +625,15 @@ def _fill_pair_keys(prepared_a, B, omit, variant_code, R):
     B's float32 order, then the rank in A's vector, then the index), read in one sequential
     pass (:func:`_tau_of_pair_keys`). B's vectors need no sort order or ranks of their own, and
     the sweep no gather of ranks in another vector's order: at 20,000 x 20 x 50 grouped by
-    system, about 1.5x quicker than a sort per vector and a sweep per pair. The pairs are
-    shared among as many threads as Numba uses (numpy's sort and these kernels release the
-    GIL); a pair's value does not depend on the others."""
+    system, about 20 against 24 ns per value on one core. The pairs are shared among as many
+    threads as Numba uses (numpy's sort and these kernels release the GIL); a pair's value does
+    not depend on the others."""
     state_a, counts_a, _, rank_a = prepared_a
     R[:] = np.nan
     usable = (state_a == _OK) | (omit & (state_a != _UNDEFINED))
     todo = np.argwhere(np.broadcast_to(usable[:, :, None], R.shape))  # (g, i, j) to count
+    if not len(todo):
+        return
 
     def count(cells):
         keys = np.empty(B.shape[2], dtype=np.uint64)

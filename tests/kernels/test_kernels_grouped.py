@@ -213,6 +213,19 @@ def test_kendall_pair_keys_match_scipy(B, variant, levels):
                 np.testing.assert_allclose(R[g, i, j], expected, rtol=0, atol=1e-12)
 
 
+def test_kendall_pair_keys_with_no_pair_to_count():
+    # Every vector of A constant (or, under propagate, with missing values): NaN everywhere.
+    n = SORTED_MIN_N + 10
+    B = np.random.default_rng(8).normal(size=(2, 1, n))
+    R = group_correlations(np.full((2, 1, n), 3.0), B, method="kendall")
+    assert np.isnan(R).all()
+    A = np.ones((1, 1, n))
+    A[0, 0, ::2] = 0.0
+    A[0, 0, 5] = np.nan
+    assert np.isnan(group_correlations(A, B, method="kendall", nan_policy="propagate")).all()
+    assert not np.isnan(group_correlations(A, B, method="kendall")).any()
+
+
 def test_kendall_more_levels_than_pair_keys_hold():
     # One vector of A with PAIR_KEY_MAX_RANKS + 1 distinct values: a sort per vector and a sweep
     # per pair, the same values.
