@@ -32,7 +32,7 @@ from .kendall import (
     PAIR_KEY_MAX_RANKS,
     KendallCounts,
     _counts_from_sign_sums,
-    _discordant_of_runs,
+    _counts_of_groups,
     _runs_of_keys,
     _sorted_counts,
     _tau,
@@ -197,10 +197,19 @@ def _prepare_sorted(X, workspace=None):
             keys.sort(axis=1)
             _rows_finish(X, chunk, keys, exact, order, rank, counts)
 
-    threads = max(1, min(get_num_threads(), len(todo)))
-    with ThreadPoolExecutor(threads) as pool:  # a few pieces per thread: balanced as they end
-        list(pool.map(sort, np.array_split(todo, min(len(todo), 4 * threads))))
+    _in_threads(sort, todo)
     return order, rank, counts
+
+
+def _in_threads(work, todo):
+    """``work`` on pieces of the rows of ``todo``, on as many threads as Numba uses, a few
+    pieces per thread (balanced as they end); ``work`` releases the GIL for its heavy parts
+    (numpy's sort, ``nogil`` kernels) and its pieces do not depend on one another."""
+    if not len(todo):
+        return
+    threads = max(1, min(get_num_threads(), len(todo)))
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(work, np.array_split(todo, min(len(todo), 4 * threads))))
 
 
 #: Values whose sort keys :func:`_prepare_sorted` makes and sorts at once, per thread (16 MiB).
@@ -299,12 +308,7 @@ def _pair_keys(x, rank_y, keys):
 @njit(cache=True, nogil=True)
 def _tau_of_pair_keys(x, keys, exact, distinct_y, variant_code):
     """Kendall's tau of one pair from its sorted :func:`_pair_keys`."""
-    ys, counts, groups, n, x_ties, xy_pairs = _runs_of_keys(x, keys, exact)
-    discordant, y_ties = _discordant_of_runs(ys, counts, groups, distinct_y)
-    untied = n * (n - 1) // 2 - x_ties[1] - y_ties[1] + xy_pairs  # C + D
-    return _tau(
-        _counts_from_sign_sums(n, untied - 2 * discordant, untied, x_ties, y_ties), variant_code
-    )
+    return _tau(_counts_of_groups(_runs_of_keys(x, keys, exact), distinct_y), variant_code)
 
 
 @njit(cache=True, nogil=True)
@@ -632,8 +636,6 @@ def _fill_pair_keys(prepared_a, B, omit, variant_code, R):
     R[:] = np.nan
     usable = (state_a == _OK) | (omit & (state_a != _UNDEFINED))
     todo = np.argwhere(np.broadcast_to(usable[:, :, None], R.shape))  # (g, i, j) to count
-    if not len(todo):
-        return
 
     def count(cells):
         keys = np.empty(B.shape[2], dtype=np.uint64)
@@ -645,9 +647,7 @@ def _fill_pair_keys(prepared_a, B, omit, variant_code, R):
             pair.sort()
             R[g, i, j] = _tau_of_pair_keys(B[j, g], pair, exact, counts_a[g, i, 0], variant_code)
 
-    threads = max(1, min(get_num_threads(), len(todo)))
-    with ThreadPoolExecutor(threads) as pool:  # a few pieces per thread: balanced as they end
-        list(pool.map(count, np.array_split(todo, min(len(todo), 4 * threads))))
+    _in_threads(count, todo)
 
 
 def _contiguous(X, out=None):
@@ -665,7 +665,7 @@ def _copy_cube(X, out):
     """``out[:] = X`` for a cube ``X`` of any strides (the transposed view of
     ``group_by="system"``, say), in tiles of 64 along the last axis: a tile's reads share few
     cache lines whatever the strides, and the tiles run on all threads (numpy's copy of a
-    transposed view runs on one, at about a third of the speed)."""
+    transposed view runs on one: 47 against 24 ms for 20,000 x 20 x 50 here)."""
     measures, rows, columns = X.shape
     tiles = (columns + 63) // 64
     for t in prange(measures * tiles):

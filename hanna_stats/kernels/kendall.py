@@ -140,7 +140,14 @@ def _counts_mergesort(x, y):
             xy_pairs += _tie_stats(ys[start:stop])[1]
         start = stop
     discordant = _merge_sort(ys, xs)
-    y_ties = _tie_stats(ys)
+    return _counts_from_discordant(n, discordant, xy_pairs, x_ties, _tie_stats(ys))
+
+
+@njit(cache=True)
+def _counts_from_discordant(n, discordant, xy_pairs, x_ties, y_ties):
+    """:class:`KendallCounts` from the discordant pairs, the pairs tied in both and each
+    vector's tie statistics: ``C + D = n (n - 1) / 2 - (tied in x) - (tied in y) + (tied in
+    both)``."""
     untied = n * (n - 1) // 2 - x_ties[1] - y_ties[1] + xy_pairs  # C + D
     return _counts_from_sign_sums(n, untied - 2 * discordant, untied, x_ties, y_ties)
 
@@ -164,10 +171,16 @@ def _sorted_counts(order_x, rank_y, distinct_y):
     (Christensen 2005, "Fast algorithms for the calculation of Kendall's tau", Computational
     Statistics 20, on the Fenwick tree).
     """
-    ys, counts, groups, n, x_ties, xy_pairs = _runs_of_ranks(order_x, rank_y, distinct_y)
+    return _counts_of_groups(_runs_of_ranks(order_x, rank_y, distinct_y), distinct_y)
+
+
+@njit(cache=True)
+def _counts_of_groups(runs, distinct_y):
+    """:class:`KendallCounts` from the groups of :func:`_runs_of_ranks` or :func:`_runs_of_keys`
+    (``runs``), swept by :func:`_discordant_of_runs`."""
+    ys, counts, groups, n, x_ties, xy_pairs = runs
     discordant, y_ties = _discordant_of_runs(ys, counts, groups, distinct_y)
-    untied = n * (n - 1) // 2 - x_ties[1] - y_ties[1] + xy_pairs  # C + D
-    return _counts_from_sign_sums(n, untied - 2 * discordant, untied, x_ties, y_ties)
+    return _counts_from_discordant(n, discordant, xy_pairs, x_ties, y_ties)
 
 
 @njit(cache=True)
@@ -200,9 +213,7 @@ def _runs_of_ranks(order_x, rank_y, distinct_y):
             length = w - start
             if length == 1:
                 singles += 1
-                if start and ys[start - 1] == ys[start]:  # one group with the one before
-                    counts[start - 1] += 1
-                    w -= 1
+                w = _add_group(ys, counts, start, ys[start], 1)  # may join the group before
             elif length == 2:
                 x_ties = _with_group(x_ties, np.int64(2))
                 a, b = ys[start], ys[start + 1]
@@ -279,17 +290,11 @@ def _runs_of_keys(x, keys, exact):
     while k < count:
         top = keys[k] >> high
         if k + 1 == count or keys[k + 1] >> high != top:  # a run of one value: the usual case
-            y = np.int32((keys[k] >> np.uint64(24)) & np.uint64(0xFF))
             w, x_ties, singles, xy_pairs = state
-            if w and ys[w - 1] == y:
-                counts[w - 1] += 1
-            else:
-                ys[w] = y
-                counts[w] = 1
-                w += 1
-            state = (w, x_ties, singles + 1, xy_pairs)
+            y = np.int32((keys[k] >> np.uint64(24)) & np.uint64(0xFF))
+            state = (_add_group(ys, counts, w, y, 1), x_ties, singles + 1, xy_pairs)
             k += 1
-            continue
+            continue  # (kept out of _emit_run: the read pass takes half the time)
         stop = k + 1
         while stop < count and keys[stop] >> high == top:
             stop += 1
@@ -332,14 +337,21 @@ def _emit_run(run_y, length, ys, counts, state):
             e += 1
         c = e - q
         xy_pairs += c * (c - 1) // 2
-        if w and ys[w - 1] == run_y[q]:
-            counts[w - 1] += c
-        else:
-            ys[w] = run_y[q]
-            counts[w] = c
-            w += 1
+        w = _add_group(ys, counts, w, run_y[q], c)
         q = e
     return w, x_ties, singles, xy_pairs
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_group(ys, counts, w, y, c):
+    """Append the group ``(y, c)`` to the ``w`` groups of ``ys``/``counts``, or add ``c`` to the
+    last group when it has the rank ``y``; returns the number of groups."""
+    if w and ys[w - 1] == y:
+        counts[w - 1] += c
+        return w
+    ys[w] = y
+    counts[w] = c
+    return w + 1
 
 
 @njit(cache=True)
