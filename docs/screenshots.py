@@ -3,7 +3,7 @@
 Run from the repository root, after writing a report::
 
     python -m hanna_stats report --data ../shared/data/hanna --out report.html
-    python docs/screenshots.py report.html docs/img violins williams corr_item
+    python docs/screenshots.py report.html docs/img distributions williams corr_item
 
 Each NAME is a chart's name (the ``data-name`` of its ``<div class="chart">``); the chart is
 shot in headless Chromium (Debian's ``chromium`` through Playwright, the browser test's flags),
@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from vega_readback import opened
 
-DEFAULT = ("violins", "williams", "corr_item")
+DEFAULT = ("distributions", "williams", "corr_item")
 
 
 def main(argv: list[str]) -> None:

@@ -10,9 +10,11 @@ generated from the table (:func:`shown`).
 
 Output: every command that prints a table takes ``--format table|csv|json``. ``table`` fits the
 terminal's width (:func:`shutil.get_terminal_size`: ``$COLUMNS``, else the terminal, else 80):
-long cells end in an ellipsis, columns that do not fit go to a further block (the first column
-repeated), and a line counts the rows; on a terminal a long table shows its first and last rows
-(``--format csv`` or ``json`` print every row at full precision).
+the columns constant over the table go to one line above it, long cells end in an ellipsis,
+columns that do not fit go to further blocks (each repeating the key columns), numbers take
+their column's format, and a line counts the rows (:mod:`hanna_stats.tables`); on a terminal a
+long table shows its first and last rows (``--format csv`` or ``json`` print every row and
+column at full precision).
 
 Start-up: this module imports only the standard library. A subcommand's parser is built when
 that subcommand is used, and DuckDB, polars, the Numba kernels, the report and the scorers are
@@ -40,8 +42,6 @@ import importlib
 import os
 import shutil
 import sys
-import textwrap
-import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -171,10 +171,14 @@ class Command:
 
     def keywords(self, args: argparse.Namespace) -> dict[str, Any]:
         """The options that are arguments of the function, by keyword."""
-        return {o.dest: getattr(args, o.dest) for o in self.options if o.keyword}
+        return {o.dest: getattr(args, o.dest) for o in (*self.options, *self.shared()) if o.keyword}
+
+    def shared(self) -> tuple[Opt, ...]:
+        """The options every analysis of a study has beside its own: ``--pool-subsets``."""
+        return (POOL_SUBSETS,) if self.source and self.function is not None else ()
 
     def populate(self, parser: argparse.ArgumentParser) -> None:
-        for option in self.options:
+        for option in (*self.options, *self.shared()):
             option.add_to(parser)
         if self.source:
             group = parser.add_mutually_exclusive_group()
@@ -183,8 +187,6 @@ class Command:
             db.add_to(group)
             for option in subset:
                 option.add_to(parser)
-            if self.function is not None:
-                PER_SUBSET.add_to(parser)
         if self.output:
             OUTPUT_FORMAT.add_to(parser)
         parser.set_defaults(command=self)
@@ -448,13 +450,16 @@ WILLIAMS_N = (
     "of items at global level"
 )
 DATA_DEFAULT = "$HANNA_DATA, else the fetch-data cache"
-#: Every analysis command's --per-subset (added by :meth:`Command.populate`).
-PER_SUBSET = opt(
-    "--per-subset",
-    action="store_true",
-    keyword=False,
-    help="run the analysis on each subset of the store (WMT: each language pair) and stack the "
-    "tables under a first column subset, as the WMT metrics tasks report every pair",
+#: Every analysis command's --pool-subsets (added by :meth:`Command.populate`).
+POOL_SUBSETS = opt(
+    "--pool-subsets",
+    dest="subsets",
+    action="store_const",
+    const="pooled",
+    default=DEFAULTS["subsets"],
+    help="a store of several subsets (WMT: language pairs) is analysed per subset, the tables "
+    "stacked under a first column subset, as the WMT metrics tasks report every pair; this "
+    "flag pools the subsets' items into one analysis instead (--subset LABEL: one subset)",
 )
 OUTPUT_FORMAT = opt(
     "--format",
@@ -505,7 +510,7 @@ def _source_options() -> tuple[Opt, ...]:
             "--subset",
             metavar="LABEL",
             keyword=False,
-            default_text="all: the subsets pooled",
+            default_text="all",
             help="analyse only this subset of the store (WMT: a language pair, e.g. en-de)",
         ),
     )
@@ -670,7 +675,9 @@ def _commands() -> tuple[Command, ...]:
             "correlations:correlate",
             "correlations of metrics with human criteria (or each other)",
             "Correlate measures at item (per-input, then averaged), system or global level. "
-            "Human-written stories are excluded unless --include-human.",
+            "Human-written stories are excluded unless --include-human. Column n: the pairs a "
+            "system- or global-level correlation is computed on (systems, items); n_groups: "
+            "the groups an item-level mean averages (n_skipped: those undefined).",
             _level(),
             _method(
                 "coefficient",
@@ -692,8 +699,8 @@ def _commands() -> tuple[Command, ...]:
                 "--pvalue-method",
                 choices="pvalue_method",
                 default_text="none, no p-values",
-                help="add each correlation's two-sided p-value and sample size n (system and "
-                "global level), as scipy.stats' kendalltau/spearmanr/pearsonr: auto (scipy's "
+                help="add each correlation's two-sided p-value (system and global level, on "
+                "its n pairs), as scipy.stats' kendalltau/spearmanr/pearsonr: auto (scipy's "
                 "default), exact or asymptotic",
             ),
             GROUP_BY,
@@ -709,7 +716,7 @@ def _commands() -> tuple[Command, ...]:
                 type=float,
                 default_text="none, no intervals",
                 help="Pearson at system/global level: add Fisher z intervals at this level "
-                "(columns n, ci_low, ci_high)",
+                "(columns ci_low, ci_high)",
             ),
             SYSTEM_SCORES,
         ),
@@ -923,7 +930,12 @@ def _commands() -> tuple[Command, ...]:
             "leaderboard of the metrics for a criterion in significance clusters (WMT ranks)",
             "Sort the metrics by their statistic; a metric starts a new cluster when one of the "
             "current cluster beats it with one-sided permutation p <= --alpha (PERM-BOTH for "
-            "the correlations, the calibrated pairwise test for acc_eq).",
+            "the correlations, the calibrated pairwise test for acc_eq). Column pvalue_next: "
+            "the one-sided p-value that the row's metric beats the metric on the next row "
+            "(null on the last row). The cut is decided by every member of the cluster, not by "
+            "the row above alone: a new cluster can start below a row with pvalue_next above "
+            "--alpha when an earlier member of the cluster beats the new metric with p <= "
+            "--alpha.",
             CRITERION,
             _level(),
             _method(
@@ -1392,13 +1404,6 @@ def _study(args: argparse.Namespace) -> Study:
         from hanna_stats.store import open_study, resolve_hanna_dir
 
         study = open_study(resolve_hanna_dir(args.data))
-    if len(study.subsets) > 1 and args.subset is None and not getattr(args, "per_subset", False):
-        each = "--per-subset gives one table per subset, " if hasattr(args, "per_subset") else ""
-        print(
-            f"note: the store holds {len(study.subsets)} subsets ({', '.join(study.subsets)}): "
-            f"the statistics pool them; {each}--subset LABEL gives one of them",
-            file=sys.stderr,
-        )
     if args.systems is None and args.exclude_systems is None and args.subset is None:
         return study
     return study.subset(
@@ -1415,12 +1420,15 @@ def _check_store_file(path: Path) -> None:
 
 def _emit(df: pl.DataFrame, fmt: str) -> None:
     """Print ``df`` as ``fmt``: csv, json (one array of row objects) or a table that fits the
-    terminal (:func:`table_lines`; on a terminal, a long table shows its first and last rows)."""
+    terminal (:func:`hanna_stats.tables.table_lines`; on a terminal, a long table shows its
+    first and last rows)."""
     if fmt == "csv":
         _write(df.write_csv())
     elif fmt == "json":
         _write(df.write_json() + "\n")
     else:
+        from hanna_stats.tables import table_lines
+
         edge = TABLE_EDGE_ROWS if sys.stdout.isatty() else None
         width = shutil.get_terminal_size().columns
         ellipsis = "…" if _encodes(sys.stdout, "…") else "..."
@@ -1446,148 +1454,6 @@ def _encodes(stream: Any, text: str) -> bool:
 
 #: Rows a long table shows at each end when stdout is a terminal.
 TABLE_EDGE_ROWS = 10
-#: The widest a table cell is printed (a longer one ends in an ellipsis); headers are whole.
-CELL_WIDTH = 40
-#: The narrowest a text column is squeezed to before columns move to a further block.
-SQUEEZED_WIDTH = 16
-COLUMN_GAP = "  "
-
-
-def table_lines(
-    df: pl.DataFrame, width: int, *, edge: int | None = None, ellipsis: str = "…"
-) -> list[str]:
-    """``df`` as lines of text no wider than ``width``: a header, a rule and one line per row,
-    numbers right-aligned (floats to 4 significant digits), long cells cut with ``ellipsis``,
-    then a line counting the rows.
-
-    Headers are never cut (columns named alike, ``pvalue_judge`` and ``pvalue_judge_adjusted``,
-    stay apart), unless one is wider than ``width`` itself; text columns are squeezed to
-    :data:`SQUEEZED_WIDTH` first, and the columns that still do not fit go to further blocks,
-    each repeating the first column when it is text. With ``edge``, a table of more than
-    ``2 edge + 1`` rows shows its first and last ``edge`` rows and says how to get all.
-    """
-    width = max(width, 20)
-    n_rows = df.height
-    cut = edge is not None and n_rows > 2 * edge + 1
-    shown = df.head(edge).vstack(df.tail(edge)) if cut else df
-    headers = list(df.columns)
-    numeric = [dtype.is_numeric() for dtype in df.dtypes]
-    cells = [_column_text(shown.get_column(name)) for name in headers]
-    widths = []
-    for header, column in zip(headers, cells, strict=True):
-        longest = max((_text_width(c) for c in column), default=0)
-        widths.append(max(_text_width(header), min(longest, CELL_WIDTH)))
-    gap = len(COLUMN_GAP)
-    if sum(widths) + gap * (len(widths) - 1) > width:  # squeeze the text columns, if that fits
-        squeezed = list(widths)
-        for k in sorted(range(len(widths)), key=lambda k: -widths[k]):
-            excess = sum(squeezed) + gap * (len(squeezed) - 1) - width
-            if excess <= 0:
-                break
-            if not numeric[k]:
-                floor = max(_text_width(headers[k]), SQUEEZED_WIDTH)
-                squeezed[k] = min(widths[k], max(floor, widths[k] - excess))
-        if sum(squeezed) + gap * (len(squeezed) - 1) <= width:
-            widths = squeezed
-    widths = [min(w, width) for w in widths]
-    blocks: list[list[int]] = []
-    lead = [0] if headers and not numeric[0] and widths[0] <= width // 3 else []
-    for k in range(len(headers)):
-        block = blocks[-1] if blocks else None
-        if block is not None and sum(widths[j] + gap for j in block) + widths[k] <= width:
-            block.append(k)
-        else:
-            blocks.append([*lead, k] if blocks and k not in lead else [k])
-    lines: list[str] = []
-    for number, block in enumerate(blocks):
-        if number:
-            lines.append("")
-
-        def line(texts: list[str], block: list[int] = block) -> str:
-            parts = []
-            for j, text in zip(block, texts, strict=True):
-                text = _cut(text, widths[j], ellipsis)
-                pad = " " * (widths[j] - _text_width(text))
-                parts.append(pad + text if numeric[j] else text + pad)
-            return COLUMN_GAP.join(parts).rstrip()
-
-        lines.append(line([headers[j] for j in block]))
-        lines.append(COLUMN_GAP.join("-" * widths[j] for j in block))
-        for row in range(shown.height):
-            if cut and row == edge:
-                lines.append(line([ellipsis] * len(block)))
-            lines.append(line([cells[j][row] for j in block]))
-    count = f"{n_rows:,} row{'' if n_rows == 1 else 's'}"
-    if len(blocks) > 1:
-        count += f", {len(headers)} columns in {len(blocks)} blocks"
-    if cut:
-        count += f"; the first and last {edge} shown (every row: --format csv or json)"
-    lines.extend(textwrap.wrap(count, width) or [count])
-    return lines
-
-
-def _column_text(column: pl.Series) -> list[str]:
-    """The cells of ``column`` as display text."""
-    dtype = column.dtype
-    values = column.to_list()
-    if dtype.is_float():
-        return [_float_text(v) for v in values]
-    text = []
-    for v in values:
-        if v is None:
-            text.append("null")
-        elif isinstance(v, bool):
-            text.append("true" if v else "false")
-        elif isinstance(v, str):
-            text.append(v.translate(_CONTROL))
-        else:
-            text.append(str(v).translate(_CONTROL))
-    return text
-
-
-#: Line breaks and tabs in a cell, shown escaped (a row stays one line).
-_CONTROL = {ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"}
-
-
-def _float_text(value: float | None) -> str:
-    if value is None:
-        return "null"
-    if value != value:
-        return "NaN"
-    if value in (float("inf"), float("-inf")):
-        return "inf" if value > 0 else "-inf"
-    if 1e4 <= abs(value) < 1e15:
-        return f"{value:.0f}"
-    return f"{value:.4g}"
-
-
-def _text_width(text: str) -> int:
-    """Terminal columns ``text`` takes (East Asian wide characters two, combining marks none)."""
-    if text.isascii():
-        return len(text)
-    return sum(_char_width(c) for c in text)
-
-
-def _char_width(char: str) -> int:
-    if unicodedata.combining(char):
-        return 0
-    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
-
-
-def _cut(text: str, width: int, ellipsis: str) -> str:
-    """``text`` cut to ``width`` terminal columns, ending in ``ellipsis`` when cut."""
-    if _text_width(text) <= width:
-        return text
-    room = width - _text_width(ellipsis)
-    if room <= 0:
-        return ellipsis[:width]
-    kept, used = [], 0
-    for char in text:
-        used += _char_width(char)
-        if used > room:
-            break
-        kept.append(char)
-    return "".join(kept) + ellipsis
 
 
 @contextlib.contextmanager
@@ -1628,51 +1494,54 @@ def _run_analysis(command: Command, args: argparse.Namespace) -> int:
     module, name = (getattr(args, "function", None) or command.function).split(":")
     function = getattr(importlib.import_module(f"hanna_stats.analyses.{module}"), name)
     study, keywords = _study(args), command.keywords(args)
-    with _scheduler(args) as executor:
-        df = _analyse(function, study, {**keywords, **executor}, args.per_subset)
+    from hanna_stats.progress import compile_notice
+
+    compile_notice()
+    with _scheduler(args) as executor, _notes():
+        df = function(study, **keywords, **executor)
     if df.is_empty() and command.empty_note:
         print(command.empty_note, file=sys.stderr)
     if keywords.get("system_scores") == "given":
-        if args.per_subset:
-            for label in study.subsets:
-                _note_left_out(study.subset(subset=label), keywords, label)
-        else:
-            _note_left_out(study, keywords)
+        _note_left_out(study, keywords)
     _emit(df, args.format)
     return 0
 
 
-def _analyse(
-    function: Callable[..., pl.DataFrame],
-    study: Study,
-    keywords: dict[str, Any],
-    each_subset: bool,
-) -> pl.DataFrame:
-    """``function(study, **keywords)``, or stacked per subset (``--per-subset``)."""
-    if each_subset:
-        from hanna_stats.analyses import per_subset
+@contextlib.contextmanager
+def _notes() -> Iterator[None]:
+    """Print each :class:`~hanna_stats.progress.StudyNote` the block gives as one ``note:`` line
+    on stderr; other warnings go on as they are."""
+    from hanna_stats.progress import study_notes
 
-        return per_subset(function, study, **keywords)
-    return function(study, **keywords)
+    with study_notes() as notes:
+        yield
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
 
 
-def _note_left_out(study: Study, keywords: dict[str, Any], subset: str | None = None) -> None:
+def _note_left_out(study: Study, keywords: dict[str, Any]) -> None:
     """With ``--system-scores given``: one line on stderr naming the measures left out for
-    want of given system-level values (as mt-metrics-eval leaves them out); with
-    ``--per-subset``, one per subset, ``study`` being the subset named ``subset``."""
+    want of given system-level values (as mt-metrics-eval leaves them out); for a store
+    analysed per subset, one per subset."""
     from hanna_stats.analyses import given_left_out
     from hanna_stats.store.source import shorten
 
-    left_out = given_left_out(study, keywords.get("kinds", ("metric",)), keywords["include_human"])
-    if left_out:
-        names = ", ".join(shorten(repr(m)) for m in left_out[:5])
-        more = f", ... ({len(left_out) - 5} more)" if len(left_out) > 5 else ""
-        where = f" in subset {subset!r}" if subset is not None else ""
-        print(
-            f"note: --system-scores given: left out {len(left_out)} measure(s) without given "
-            f"system-level values{where} (WMT: no .sys.score file): {names}{more}",
-            file=sys.stderr,
-        )
+    each = keywords["subsets"] == "each" and len(study.subsets) > 1
+    for label in study.subsets if each else (None,):
+        part = study if label is None else study.subset(subset=label)
+        kinds = keywords.get("kinds", ("metric",))
+        left_out = given_left_out(part, kinds, keywords["include_human"])
+        if keywords.get("against") == "inter-criteria":  # no automatic measure asked for
+            left_out = [m for m in left_out if m in part.criteria]
+        if left_out:
+            names = ", ".join(shorten(repr(m)) for m in left_out[:5])
+            more = f", ... ({len(left_out) - 5} more)" if len(left_out) > 5 else ""
+            where = f" in subset {label!r}" if label is not None else ""
+            print(
+                f"note: --system-scores given: left out {len(left_out)} measure(s) without given "
+                f"system-level values{where} (WMT: no .sys.score file): {names}{more}",
+                file=sys.stderr,
+            )
 
 
 def _cmd_fetch(command: Command, args: argparse.Namespace) -> int:
@@ -1745,10 +1614,14 @@ def _cmd_sql(command: Command, args: argparse.Namespace) -> int:
 
 
 def _cmd_report(command: Command, args: argparse.Namespace) -> int:
+    from hanna_stats.progress import compile_notice
     from reports import ReportSettings, write_report
 
     settings = ReportSettings(**command.keywords(args))
-    print(write_report(_study(args), args.out, settings, tables=args.tables))
+    compile_notice()
+    with _notes():
+        path = write_report(_study(args), args.out, settings, tables=args.tables)
+    print(path)
     return 0
 
 
@@ -1778,6 +1651,10 @@ def _cmd_score(command: Command, args: argparse.Namespace) -> int:
         raise ValueError(
             "score needs --input FILE and --db FILE and/or --out FILE, or --db STORE alone to "
             "score the texts it holds (or --list)"
+        )
+    if args.input is not None and args.db is None and args.out is None:
+        raise ValueError(
+            f"score --input {args.input}: name where the scores go, --db FILE and/or --out FILE"
         )
     if args.input is None and args.extend:
         raise ValueError("--extend applies to --input: the texts of a store are its own study")

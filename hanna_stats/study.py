@@ -20,7 +20,7 @@ from typing import TypeVar
 import numpy as np
 import polars as pl
 
-from hanna_stats.vocabulary import WORDS
+from hanna_stats.vocabulary import WORDS, did_you_mean
 
 T = TypeVar("T")
 
@@ -276,8 +276,8 @@ class Study:
             unknown = sorted(set(names or ()) - set(self.systems))
             if unknown:
                 raise ValueError(
-                    f"{option}: unknown systems {unknown}; the study's systems are "
-                    f"{', '.join(self.systems)}"
+                    f"{option}: unknown systems {unknown}{did_you_mean(unknown[0], self.systems)}"
+                    f"; the study's systems are {', '.join(self.systems)}"
                 )
             chosen[option] = names
         keep = np.ones(len(self.systems), dtype=bool)
@@ -367,8 +367,10 @@ class Study:
         known = ", ".join(
             f"{m} ({a})" if a else m for m, a in human.select("measure", "abbreviation").iter_rows()
         )
+        names = [n for row in human.select("measure", "abbreviation").iter_rows() for n in row if n]
         raise ValueError(
             f"criterion must be one of {known or 'none (no human criteria)'}; got {name!r}"
+            + did_you_mean(name, names)
         )
 
     def cube(
@@ -405,7 +407,9 @@ class Study:
                 raise ValueError(f"measures listed twice: {list(measures)}")
             unknown = [m for m in measures if m not in self.measures]
             if unknown:
-                raise ValueError(f"unknown measures: {unknown}")
+                raise ValueError(
+                    f"unknown measures: {unknown}{did_you_mean(unknown[0], self.measures)}"
+                )
             key = ("cube", "measures", measures, include_human)
         else:
             key = ("cube", "kinds", tuple(kinds), include_human)
@@ -447,7 +451,7 @@ class Study:
                 raise ValueError(
                     f"the system-level values are given per subset and the study holds "
                     f"{len(self.subsets)} ({', '.join(self.subsets)}): run the analysis per "
-                    "subset (hanna_stats.analyses.per_subset, --per-subset) or on one "
+                    "subset (subsets='each', the default; not --pool-subsets) or on one "
                     "(study.subset(subset=LABEL), --subset LABEL)"
                 )
         given = self.system_values.filter(

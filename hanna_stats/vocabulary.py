@@ -24,6 +24,8 @@ ValueError: method must be one of 'pearson', 'spearman', 'kendall'; got 'tau'
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from typing import Literal, get_args
 
 #: Levels of correlation: ``item`` (within each input, across the systems, then averaged over
@@ -92,6 +94,10 @@ SwapUnit = Literal["pairs", "scores"]
 #: after input (cell ``(g, s)`` at ``g S + s``) or system after system (at ``s G + g``, the
 #: packing of mt-metrics-eval, which lists each system's segments one after another).
 CellOrder = Literal["input-major", "system-major"]
+#: How an analysis treats a study of several subsets (WMT: language pairs): each subset on its
+#: own, the tables stacked under a first column ``subset`` (as the WMT metrics tasks report
+#: every pair), or every subset's items pooled into one study.
+Subsets = Literal["each", "pooled"]
 #: The rater panel one rater is compared with: all raters, or the others.
 Reference = Literal["panel", "others"]
 #: What a value outside its measure's scale does at ingest.
@@ -147,6 +153,7 @@ WORDS: dict[str, tuple[str, ...]] = {
     "tie_statistic": get_args(TieStatistic),
     "swap": get_args(SwapUnit),
     "cell_order": get_args(CellOrder),
+    "subsets": get_args(Subsets),
     "reference": get_args(Reference),
     "scale_policy": get_args(ScalePolicy),
     "format": get_args(OutputFormat),
@@ -162,7 +169,9 @@ WORDS: dict[str, tuple[str, ...]] = {
 #:   better (Williams' H1 |r_a| > |r_b|, the WMT tasks' one-sided permutation tests);
 #: - ``correction=None``: p-values as the test gives them, adjusted only on request;
 #: - ``kinds=("metric",)``: the paper's automatic metrics; ``rated_kinds=("human",)``: the
-#:   people's ratings.
+#:   people's ratings;
+#: - ``subsets="each"``: a correlation over two language pairs' systems or segments together is
+#:   not a number anyone reports (mt-metrics-eval never pools pairs): pooling is asked for.
 DEFAULTS: dict[str, object] = {
     "level": "item",
     "method": "kendall",
@@ -182,6 +191,7 @@ DEFAULTS: dict[str, object] = {
     "weighting": "uniform",
     "system_scores": "mean",
     "seed": 0,
+    "subsets": "each",
     "format": "table",
 }
 
@@ -253,3 +263,35 @@ def check_kinds(kinds: object, allowed: tuple[str, ...] = WORDS["kinds"]) -> tup
         allowed_text = ", ".join(repr(k) for k in allowed)
         raise ValueError(f"kinds must be a non-empty tuple of {allowed_text}; got {kinds!r}")
     return tuple(check("kinds", kind, allowed) for kind in kinds)  # type: ignore[union-attr]
+
+
+def close_match(name: str, known: Iterable[str]) -> str | None:
+    """The one of ``known`` that ``name`` most likely means: the same but for case, else the
+    closest by :func:`difflib.get_close_matches` (case ignored, ratio at least 0.6); None.
+
+    Examples
+    --------
+    >>> close_match("MQM", ["mqm", "wmt-z"]), close_match("sytem", ["item", "system"])
+    ('mqm', 'system')
+    >>> close_match("BLEU", ["Relevance"]) is None
+    True
+    """
+    known = list(dict.fromkeys(known))
+    folded = {k.casefold(): k for k in reversed(known)}
+    if name.casefold() in folded:
+        return folded[name.casefold()]
+    found = difflib.get_close_matches(name.casefold(), list(folded), n=1)
+    return folded[found[0]] if found else None
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``" (did you mean 'X'?)"`` for ``name``'s :func:`close_match` in ``known``, else ``""``:
+    the end of every message refusing a name (a measure, a criterion, a column).
+
+    Examples
+    --------
+    >>> "unknown criterion 'MQM'" + did_you_mean("MQM", ["mqm", "wmt-z"])
+    "unknown criterion 'MQM' (did you mean 'mqm'?)"
+    """
+    match = close_match(name, known) if isinstance(name, str) else None
+    return f" (did you mean {match!r}?)" if match is not None else ""

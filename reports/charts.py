@@ -12,10 +12,10 @@ parameters bound to drop-downs; they filter data already in the page, no server 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 
 import altair as alt
-import numpy as np
 import polars as pl
 
 #: Colour schemes (colour-blind safe Vega schemes): signed statistics on a diverging scale centred
@@ -33,9 +33,10 @@ def colour_scale(values: pl.Series, scale: str = "auto") -> tuple[alt.Scale, str
 
     ``"signed"`` (a correlation that can be negative): red-blue diverging, centred on 0, over
     [-1, 1] or [-m, m] with m the largest |value| when that exceeds 1. ``"magnitude"`` (|r|, F1,
-    counts): viridis from 0 (dark) to 1 or to the largest value. ``"pvalue"``: viridis over
-    [0, 1], small p dark. ``"auto"`` picks ``"pvalue"`` for a column named ``pvalue...``,
-    ``"signed"`` when a value is negative, else ``"magnitude"``.
+    counts): viridis from 0 (dark) to the largest value (all |r| at most 0.41 span the whole
+    scheme, not its dark half). ``"pvalue"``: viridis over [0, 1], small p dark. ``"auto"``
+    picks ``"pvalue"`` for a column named ``pvalue...``, ``"signed"`` when a value is negative,
+    else ``"magnitude"``.
     """
     if scale not in COLOUR_SCALES:
         raise ValueError(f"scale must be one of {', '.join(COLOUR_SCALES)}; got {scale!r}")
@@ -45,13 +46,24 @@ def colour_scale(values: pl.Series, scale: str = "auto") -> tuple[alt.Scale, str
             scale = "pvalue"
         else:
             scale = "signed" if finite.len() and finite.min() < 0 else "magnitude"
-    top = float(finite.abs().max()) if finite.len() else 1.0
-    top = max(top, 1.0)
+    top = float(finite.abs().max()) if finite.len() else 0.0
     if scale == "signed":
+        top = max(top, 1.0)
         return alt.Scale(scheme=_DIVERGING, domain=[-top, top], domainMid=0, reverse=True), scale
     if scale == "magnitude":
-        return alt.Scale(scheme=_SEQUENTIAL, domain=[0, top]), scale
+        return alt.Scale(scheme=_SEQUENTIAL, domain=[0, top or 1.0]), scale
     return alt.Scale(scheme=_SEQUENTIAL, domain=[0, 1]), scale
+
+
+#: Legend titles in words for the report's columns (others are titled by their name).
+_WORDS = {
+    "abs_statistic": "|correlation|",
+    "statistic": "correlation",
+    "pvalue": "p-value",
+    "pvalue_adjusted": "adjusted p-value",
+    "f1": "weighted F1",
+    "mean_acc_eq": "acc_eq, mean over the criteria",
+}
 
 
 def _order(frame: pl.DataFrame, column: str, order: Sequence[str] | None = None) -> pl.Expr:
@@ -161,7 +173,8 @@ def metric_heatmap(
     scale : str
         The colour scale (:func:`colour_scale`): ``"auto"`` (default; from the column's name and
         values), ``"signed"``, ``"magnitude"`` or ``"pvalue"``. Its domain covers every value
-        of ``color`` under every choice.
+        of ``color`` under every choice; its legend is titled in words (``"|correlation|"`` for
+        ``abs_statistic``, ``"p-value"`` for ``pvalue``).
     marked_at : float, optional
         Cells whose ``color`` value is at most this carry a white star (e.g. p-values
         significant at alpha: ``marked_at=0.05``); decided in the page from the values shown.
@@ -205,7 +218,7 @@ def metric_heatmap(
         base.mark_rect()
         .encode(
             **position,
-            color=alt.Color(f"{short[color]}:Q", scale=colour, title=color),
+            color=alt.Color(f"{short[color]}:Q", scale=colour, title=_WORDS.get(color, color)),
             tooltip=_tooltips(frame, tooltip, short),
         )
         .properties(name=f"{name}_cells")
@@ -242,27 +255,46 @@ def metric_heatmap(
     )
 
 
+def _titled(title: str, subtitle: Sequence[str]) -> alt.TitleParams:
+    """A chart title with lines of subtitle saying what the marks show."""
+    return alt.TitleParams(text=title, subtitle=list(subtitle), anchor="start")
+
+
+def _one_scale(frame: pl.DataFrame, by: str, columns: Sequence[str]) -> bool:
+    """Whether the panels of ``frame`` (one per ``by`` value) can share one value scale: the
+    range of ``columns`` over all panels is at most twice the narrowest panel's own range, so
+    every panel fills at least half of the shared axis."""
+    values = pl.concat_list(columns).list.explode().drop_nulls()
+    spans = frame.group_by(by).agg(low=values.min(), high=values.max())
+    narrowest = (spans["high"] - spans["low"]).min()
+    return narrowest is not None and spans["high"].max() - spans["low"].min() <= 2 * narrowest
+
+
 def dot_interval(
     frame: pl.DataFrame, *, name: str = "dot_interval", title: str = ""
 ) -> alt.FacetChart:
-    """System means with confidence intervals, one panel per criterion (Tab. 4 as a figure).
+    """System means with confidence intervals, one panel per measure (Tab. 4 as a figure).
 
-    ``frame`` has columns ``system, criterion, mean, ci_low, ci_high, n``; each panel has its
-    own x axis (no empty panels when the criteria do not fill the last row).
+    ``frame`` has columns ``system, measure, mean, ci_low, ci_high, n`` (as
+    :func:`~hanna_stats.analyses.system_means` gives them). Each panel has its own x scale,
+    fitted to its means and intervals, where criteria differ (WMT: MQM about -25..0, raw DA
+    0..100, z-scores about 0, each showing its intervals); panels share one scale where it fits
+    them all (:func:`_one_scale`, HANNA's 1-5 criteria), so that they compare.
     """
+    shared = _one_scale(frame, "measure", ["mean", "ci_low", "ci_high"])
     systems = frame["system"].unique(maintain_order=True).to_list()
-    data = frame.with_columns(_order(frame, "criterion").alias("criterion_order"))
+    data = frame.with_columns(_order(frame, "measure").alias("measure_order"))
     y = alt.Y("system:N", sort=systems, title=None)
     rule = (
         alt.Chart(name=f"{name}_interval")
         .mark_rule()
         .encode(
             y=y,
-            x=alt.X("ci_low:Q", scale=alt.Scale(zero=False), title="mean rating"),
+            x=alt.X("ci_low:Q", scale=alt.Scale(zero=False), title="mean"),
             x2="ci_high:Q",
         )
     )
-    columns = ["system", "criterion", "mean", "ci_low", "ci_high", "n"]
+    columns = ["system", "measure", "mean", "ci_low", "ci_high", "n"]
     dot = (
         alt.Chart(name=f"{name}_mean")
         .mark_point(filled=True, size=40)
@@ -273,162 +305,236 @@ def dot_interval(
         .properties(width=170, height=len(systems) * 16)
         .facet(
             facet=alt.Facet(
-                "criterion:N",
-                sort=alt.EncodingSortField("criterion_order", op="min"),
-                title=None,
+                "measure:N", sort=alt.EncodingSortField("measure_order", op="min"), title=None
             ),
-            columns=3,
-            title=title,
+            columns=4,
+            title=_titled(
+                title,
+                [
+                    "Dot: mean; line: its confidence interval; "
+                    + ("one scale for all panels" if shared else "each panel on its own scale")
+                ],
+            ),
         )
+        .resolve_scale(x="shared" if shared else "independent")
         .resolve_axis(x="independent")
         .properties(name=name)
     )
     return _meta(
         chart,
-        keys=["system", "criterion"],
+        keys=["system", "measure"],
         values=["mean", "ci_low", "ci_high", "n"],
         marks=[f"{name}_mean_marks"],
-        facet={"facet": "criterion"},
+        facet={"facet": "measure"},
         axes={"left": "system"},
+        scales={"channel": "x", "columns": ["mean", "ci_low", "ci_high"]},
     )
 
 
-#: Points per violin at which its density is evaluated.
-_DENSITY_POINTS = 81
+#: Percentiles that a distribution strip draws: its line, its box and its tick.
+QUANTILES = {"p05": 0.05, "p25": 0.25, "median": 0.5, "p75": 0.75, "p95": 0.95}
+NOT_RATED = "not rated"
 
 
-def _bandwidth(values: np.ndarray) -> float:
-    """Vega's default kernel bandwidth (vega-statistics ``estimateBandwidth``): 1.06 times the
-    smaller of the standard deviation and the interquartile range / 1.34, times n^(-1/5)."""
-    sd = float(np.std(values, ddof=1)) if values.size > 1 else 0.0
-    q1, q3 = np.quantile(values, [0.25, 0.75])
-    spread = min(sd, (q3 - q1) / 1.34) or sd or abs(float(values[0])) or 1.0
-    return 1.06 * spread * values.size**-0.2
-
-
-def densities(frame: pl.DataFrame) -> pl.DataFrame:
-    """Gaussian kernel densities of ``value`` per criterion and system, on a grid spanning each
-    criterion's values, for every criterion x system (one row with null ``value`` and
-    ``density`` where a system has no value of a criterion: its cell stays in the grid, empty).
+def quantile_strips(frame: pl.DataFrame) -> pl.DataFrame:
+    """The percentiles (:data:`QUANTILES`, linear interpolation) and mean of ``value`` per
+    criterion and system, with every criterion x system (``n = 0`` and null statistics where a
+    system has no value of a criterion), and each criterion's axis range ``lo, hi``: its declared
+    scale (``scale_min``, ``scale_max`` columns when ``frame`` has them) widened to the 5th and
+    95th percentiles of every system, ``centre`` between them, and ``note``: "not rated" where
+    the system has no value of the criterion, else empty (text drawn at ``centre``).
 
     Returns
     -------
     polars.DataFrame
-        Columns ``criterion, system, criterion_order, system_order, value, density``.
+        Columns ``criterion, system, criterion_order, n, mean, p05, p25, median, p75, p95, lo,
+        hi, centre, note``, criteria then systems in order of first appearance.
     """
-    systems = frame["system"].unique(maintain_order=True).to_list()
-    criteria = frame["criterion"].unique(maintain_order=True).to_list()
-    s_code = frame["system"].replace_strict(systems, range(len(systems))).to_numpy()
-    c_code = frame["criterion"].replace_strict(criteria, range(len(criteria))).to_numpy()
-    value = frame["value"].to_numpy()
-    columns: dict[str, list] = {k: [] for k in ("criterion_order", "system_order", "value")}
-    columns["density"] = []
-    for c in range(len(criteria)):
-        on_c = c_code == c
-        lo, hi = value[on_c].min(), value[on_c].max()
-        grid = np.linspace(lo, hi, _DENSITY_POINTS) if hi > lo else np.array([lo])
-        for s in range(len(systems)):
-            values = value[on_c & (s_code == s)]
-            at, density = [None], [None]  # an empty cell: one row without a value
-            if values.size:
-                h = _bandwidth(values)
-                z = (grid[:, None] - values[None, :]) / h
-                at = grid.tolist()
-                density = (
-                    np.exp(-0.5 * z**2).sum(axis=1) / (values.size * h * np.sqrt(2 * np.pi))
-                ).tolist()
-            columns["criterion_order"] += [c] * len(at)
-            columns["system_order"] += [s] * len(at)
-            columns["value"] += at
-            columns["density"] += density
-    out = pl.DataFrame(
-        columns,
-        schema={k: pl.Float64 for k in columns}
-        | {"criterion_order": pl.Int64, "system_order": pl.Int64},
+    systems = frame["system"].unique(maintain_order=True)
+    criteria = frame["criterion"].unique(maintain_order=True)
+    stats = frame.group_by("criterion", "system").agg(
+        pl.len().cast(pl.Int64).alias("n"),
+        pl.col("value").mean().alias("mean"),
+        *(pl.col("value").quantile(q, "linear").alias(k) for k, q in QUANTILES.items()),
     )
-    return out.select(
-        pl.col("criterion_order").replace_strict(range(len(criteria)), criteria).alias("criterion"),
-        pl.col("system_order").replace_strict(range(len(systems)), systems).alias("system"),
-        pl.all(),
+    declared = [c for c in ("scale_min", "scale_max") if c in frame.columns]
+    bounds = frame.group_by("criterion").agg(pl.col(declared).first()) if declared else None
+    grid = (
+        criteria.to_frame()
+        .with_row_index("criterion_order")
+        .join(systems.to_frame().with_row_index("system_order"), how="cross")
+        .join(stats, on=["criterion", "system"], how="left")
+        .with_columns(pl.col("n").fill_null(0))
+    )
+    if bounds is not None:
+        grid = grid.join(bounds, on="criterion", how="left")
+    over = pl.col("criterion")
+    lo = pl.min_horizontal(pl.col("p05").min().over(over), *declared[:1])
+    hi = pl.max_horizontal(pl.col("p95").max().over(over), *declared[1:])
+    return (
+        grid.with_columns(lo=lo, hi=hi)
+        .with_columns(
+            centre=(pl.col("lo") + pl.col("hi")) / 2,
+            note=pl.when(pl.col("n") == 0).then(pl.lit(NOT_RATED)).otherwise(pl.lit("")),
+            criterion_order=pl.col("criterion_order").cast(pl.Int64),
+        )
+        .sort("criterion_order", "system_order")
+        .select(
+            "criterion",
+            "system",
+            "criterion_order",
+            "n",
+            "mean",
+            *QUANTILES,
+            "lo",
+            "hi",
+            "centre",
+            "note",
+        )
     )
 
 
-def violins(frame: pl.DataFrame, *, name: str = "violins", title: str = "") -> alt.FacetChart:
-    """Distributions of item-level values per system and criterion (the paper's Fig. 9).
+def distributions(
+    frame: pl.DataFrame, *, name: str = "distributions", title: str = ""
+) -> alt.FacetChart:
+    """Distributions of item-level values per system and criterion (the paper's Fig. 9 as
+    quantile strips), one panel per criterion, one row per system.
 
-    ``frame`` has columns ``system, criterion, value`` (one row per item). Each violin is a
-    Gaussian kernel density (Vega's default bandwidth, :func:`_bandwidth`) mirrored about its
-    axis, computed by :func:`densities` over the range of its criterion (each row of panels has
-    its own y scale: a Likert criterion and an MQM score side by side). Rows and columns are
-    faceted on the criterion and system fields themselves, ordered by sort fields; every
-    criterion x system has a cell (an empty one where the system has no value), so no cell moves
-    under another header. The cell spec has no transform: one there makes Vega-Lite lose the
-    cells' sort fields (cells then follow the data, not their headers).
+    ``frame`` has columns ``system, criterion, value`` (one row per item; optionally the
+    criterion's declared ``scale_min, scale_max``, as
+    :func:`~hanna_stats.analyses.criterion_values` gives them). Each row of a panel draws
+    :func:`quantile_strips`: a line from the 5th to the 95th percentile, a box from the 25th to
+    the 75th, a tick at the median and a dot at the mean, which stay readable where a density
+    would not (MQM: most segments at 0, a tail to -80). Each panel has its own x scale, spanning
+    the criterion's declared scale where there is one (a Likert criterion shows 1-5 in full);
+    a system that does not rate a criterion reads "not rated". One colour: the row names the
+    system.
     """
-    systems = frame["system"].unique(maintain_order=True).to_list()
+    strips = quantile_strips(frame)
+    systems = strips["system"].unique(maintain_order=True).to_list()
+    n_criteria = strips["criterion"].n_unique()
+    per_row = min(n_criteria, 6)
+    y = alt.Y("system:N", sort=systems, title=None)
+    tooltip = _tooltips(strips, ["system", "criterion", "n", "mean", *QUANTILES])
+    span = (
+        alt.Chart(name=f"{name}_range")
+        .mark_rule(opacity=0)
+        .encode(y=y, x=alt.X("lo:Q", title=None, scale=alt.Scale(zero=False)), x2="hi:Q")
+    )
+    line = alt.Chart().mark_rule(color="#4c78a8").encode(y=y, x="p05:Q", x2="p95:Q")
+    box = (
+        alt.Chart(name=f"{name}_box")
+        .mark_bar(size=9, color="#9ecae9", stroke="#4c78a8", strokeWidth=1)
+        .encode(y=y, x="p25:Q", x2="p75:Q", tooltip=tooltip)
+    )
+    median = alt.Chart().mark_tick(color="black", thickness=2, size=11).encode(y=y, x="median:Q")
+    mean = (
+        alt.Chart(name=f"{name}_mean")
+        .mark_point(shape="diamond", filled=True, size=30, color="#d62728")
+        .encode(y=y, x="mean:Q", tooltip=tooltip)
+    )
+    absent = (
+        alt.Chart(name=f"{name}_absent")
+        .mark_text(color="#888", fontStyle="italic")
+        .encode(y=y, x="centre:Q", text="note:N")
+    )
     chart = (
-        alt.Chart(name=f"{name}_view")
-        .mark_area(orient="horizontal")
-        .encode(
-            y=alt.Y("value:Q", title=None, scale=alt.Scale(zero=False, nice=False)),
-            x=alt.X(
-                "density:Q",
-                stack="center",
-                impute=None,
-                title=None,
-                axis=alt.Axis(labels=False, values=[0], grid=False, ticks=True),
-            ),
-            color=alt.Color("system:N", scale=alt.Scale(domain=systems), legend=None),
-            tooltip=_tooltips(frame, ["system", "criterion"]),
-        )
-        .properties(width=46, height=110)
+        alt.layer(span, line, box, median, mean, absent, data=_values(strips))
+        .properties(width=max(120, min(220, 1000 // per_row)), height=len(systems) * 16)
         .facet(
-            row=alt.Row(
-                "criterion:N",
-                sort=alt.EncodingSortField("criterion_order", op="min"),
-                title=None,
+            facet=alt.Facet(
+                "criterion:N", sort=alt.EncodingSortField("criterion_order", op="min"), title=None
             ),
-            column=alt.Column(
-                "system:N",
-                sort=alt.EncodingSortField("system_order", op="min"),
-                title=None,
-                header=alt.Header(labelAngle=-30),
+            columns=per_row,
+            title=_titled(
+                title,
+                [
+                    "Per system: line from the 5th to the 95th percentile, box from the 25th to "
+                    "the 75th, black tick the median, red diamond the mean",
+                    "Each criterion on its own scale (a declared scale in full)",
+                ],
             ),
-            title=title,
-            data=_values(densities(frame)),
         )
-        .resolve_scale(y="independent")
+        .resolve_scale(x="independent")
         .properties(name=name)
-        .configure_facet(spacing=2)
     )
     return _meta(
         chart,
         keys=["system", "criterion"],
-        marks=[f"{name}_view_marks"],
-        facet={"row": "criterion", "column": "system"},
+        marks=[f"{name}_box_marks"],
+        facet={"facet": "criterion"},
+        axes={"left": "system"},
+        empty=NOT_RATED,
+        scales={"channel": "x", "columns": ["value"]},
     )
 
 
+def _baseline(low: float, high: float) -> float:
+    """A round number below ``low`` by about a quarter of ``high - low``: where bars start
+    when their differences matter more than their length."""
+    spread = (high - low) or abs(low) or 1.0
+    step = 10 ** math.floor(math.log10(spread))
+    return math.floor((low - spread / 4) / step) * step
+
+
 def bar_scores(
-    frame: pl.DataFrame, *, x: str, y: str, name: str = "bars", title: str = ""
-) -> alt.Chart:
-    """Horizontal bars of ``x`` per ``y`` (e.g. Borda counts), longest first."""
+    frame: pl.DataFrame,
+    *,
+    x: str,
+    y: str,
+    name: str = "bars",
+    title: str = "",
+    start: float | None = 0.0,
+    reference: float | None = None,
+    subtitle: Sequence[str] = (),
+) -> alt.LayerChart:
+    """Horizontal bars of ``x`` per ``y`` (e.g. Borda counts), longest first.
+
+    Parameters
+    ----------
+    start : float or None
+        Where the bars start (default 0). None: a round number a little below the smallest
+        value (:func:`_baseline`), so that values close together (acc_eq 0.49-0.53) differ
+        visibly; the axis starts there.
+    reference : float, optional
+        A value marked by a dashed line (e.g. 0.5), inside the axis.
+    subtitle : sequence of str
+        Lines under the title (e.g. what the line marks); a first line says where bars start
+        when that is not 0.
+    """
     order = frame.sort(x, descending=True)[y].to_list()
-    chart = (
-        alt.Chart(_values(frame), name=name, title=title)
+    low, high = float(frame[x].min()), float(frame[x].max())
+    if reference is not None:
+        low, high = min(low, reference), max(high, reference)
+    base = _baseline(low, high) if start is None else start
+    scale = alt.Scale(domainMin=base, zero=base == 0, nice=start is not None)
+    bars = (
+        alt.Chart(_values(frame), name=f"{name}_bars")
         .mark_bar()
         .encode(
-            x=alt.X(f"{x}:Q"),
+            x=alt.X(f"{x}:Q", scale=scale, title=_WORDS.get(x, x)),
+            x2=alt.datum(base),
             y=alt.Y(f"{y}:N", sort=order, title=None),
             tooltip=_tooltips(frame, frame.columns),
         )
-        .properties(width=300, height=len(order) * 12)
+    )
+    layers = [bars]
+    if reference is not None:
+        layers.append(
+            alt.Chart(alt.Data(values=[{"reference": reference}]), name=f"{name}_reference")
+            .mark_rule(color="black", strokeDash=[4, 3])
+            .encode(x="reference:Q")
+        )
+    if base != 0:
+        subtitle = [f"Bars start at {base:g}, not at 0", *subtitle]
+    chart = alt.layer(*layers, title=_titled(title, subtitle)).properties(
+        name=name, width=300, height=len(order) * 12
     )
     return _meta(
         chart,
         keys=[y],
         values=[c for c in frame.columns if c != y],
-        marks=[f"{name}_marks"],
+        marks=[f"{name}_bars_marks"],
         axes={"left": y},
     )
 

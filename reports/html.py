@@ -13,13 +13,15 @@ from __future__ import annotations
 import html
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import altair as alt
 import polars as pl
 import vl_convert
+
+from hanna_stats.tables import constant_columns, constant_items, number_formatter
 
 _STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto;
@@ -108,6 +110,10 @@ class Section:
     absent : str
         Why the study cannot feed the section (``""`` when it can): the page then shows the
         title and this one line, without the guide, the settings or a contents entry.
+    subset : str
+        The subset of the store the section analyses when the page has one section set per
+        subset (``""`` otherwise); it ends the ``data-name`` of the section's charts
+        (``means-zh-en``), keeping them unique on the page.
     """
 
     key: str
@@ -116,6 +122,7 @@ class Section:
     settings: dict[str, object] = field(default_factory=dict)
     blocks: list[Chart | Table | Note] = field(default_factory=list)
     absent: str = ""
+    subset: str = ""
 
     @property
     def tables(self) -> list[Table]:
@@ -127,22 +134,14 @@ class Section:
 _LONG_TEXT = 160
 
 
-def _number_format(values: pl.Series) -> str:
-    """One format for a column of floats: 4 significant digits, in scientific notation for the
-    whole column when one of its non-zero values is below 1e-3 or from 1e5 up in magnitude."""
-    finite = values.drop_nulls().drop_nans().abs()
-    finite = finite.filter(finite > 0)
-    scientific = finite.len() > 0 and (finite.min() < 1e-3 or finite.max() >= 1e5)
-    return ".3e" if scientific else ".4g"
-
-
-def _cell(value: object, number_format: str) -> tuple[str, bool]:
-    """Text of one table cell and whether it is text (left-aligned)."""
+def _cell(value: object, number: Callable[[object], str] | None) -> tuple[str, bool]:
+    """Text of one table cell and whether it is text (left-aligned); ``number`` writes the
+    numbers of its column (:func:`hanna_stats.tables.number_formatter`)."""
     if value is None:
         return "", False
-    if isinstance(value, float):
-        return format(value, number_format), False
-    if isinstance(value, bool | int):
+    if number is not None:
+        return number(value), False
+    if isinstance(value, bool):
         return str(value), False
     text = str(value)
     if len(text) > _LONG_TEXT:
@@ -158,9 +157,12 @@ def _table_html(table: Table) -> str:
     frame = table.frame
     if table.max_rows == 0:
         return (
-            f'<p class="settings">Table <code>{html.escape(table.name)}</code> ({frame.height} '
+            f'<p class="settings">Table <code>{html.escape(table.name)}</code> ({frame.height:,} '
             f"rows: {html.escape(table.caption)}) is written by <code>--tables DIR</code>.</p>"
         )
+    constant = constant_columns(frame)
+    settings = " · ".join(constant_items(frame, constant))
+    frame = frame.drop(constant)
     shown = frame.head(table.max_rows)
     text_cols = {c for c, t in frame.schema.items() if t == pl.String}
     head = "".join(
@@ -169,24 +171,24 @@ def _table_html(table: Table) -> str:
         else f"<th>{html.escape(c)}</th>"
         for c in frame.columns
     )
-    formats = [
-        _number_format(frame[c]) if frame.schema[c].is_float() else "" for c in frame.columns
-    ]
+    numbers = [number_formatter(name, dtype) for name, dtype in frame.schema.items()]
     rows = []
     for row in shown.iter_rows():
         cells = []
-        for value, number_format in zip(row, formats, strict=True):
-            text, is_text = _cell(value, number_format)
+        for value, number in zip(row, numbers, strict=True):
+            text, is_text = _cell(value, number)
             cells.append(f'<td class="text">{text}</td>' if is_text else f"<td>{text}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     more = (
-        f" (first {shown.height} of {frame.height} rows; all in {table.name}.csv with --tables)"
+        f" (first {shown.height:,} of {frame.height:,} rows; all in {table.name}.csv with --tables)"
         if frame.height > shown.height
         else ""
     )
     return (
         f'<div class="table-wrap"><table id="table-{html.escape(table.name)}">'
-        f"<caption>{html.escape(table.caption)}{html.escape(more)}</caption>"
+        f"<caption>{html.escape(table.caption)}{html.escape(more)}"
+        f"{f'<br><span class=settings>{html.escape(settings)}</span>' if settings else ''}"
+        "</caption>"
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )
 
@@ -251,7 +253,7 @@ def render_page(title: str, intro: str, sections: Sequence[Section]) -> str:
                 div = f"chart-{n_chart}"
                 name = getattr(block.chart, "name", None)
                 name = name if isinstance(name, str) else ""
-                name = html.escape(name)
+                name = html.escape(f"{name}-{section.subset}" if section.subset else name)
                 body.append(f'<div class="chart" id="{div}" data-name="{name}"></div>')
                 scripts.append(
                     f'vegaEmbed("#{div}", {chart_spec(block.chart)}, OPTIONS)'

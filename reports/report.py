@@ -4,22 +4,30 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import shutil
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
 
-from hanna_stats.progress import progress
+from hanna_stats.progress import progress, study_notes
 from hanna_stats.study import Study
-from reports.html import Section, render_page
-from reports.sections import SECTIONS, Context, ReportSettings
+from reports.html import Note, Section, Table, render_page
+from reports.sections import SECTIONS, Context, ReportSettings, dataset
 
 TITLE = "hanna_stats report: how well do automatic metrics agree with human judgements?"
 
 
 def build_report(study: Study, settings: ReportSettings) -> list[Section]:
     """Run every section's analyses on a loaded study.
+
+    A store of several subsets (WMT: language pairs) gets the Dataset section once, then one
+    set of the other sections per subset, each analysing that subset alone
+    (``study.subset(subset=LABEL)``, the numbers of a store holding only it: mt-metrics-eval
+    never pools pairs), after a heading section naming the subset. Their titles name the
+    subset; their keys, table names and charts' ``data-name`` end with it.
 
     Parameters
     ----------
@@ -34,15 +42,82 @@ def build_report(study: Study, settings: ReportSettings) -> list[Section]:
         In the paper's order; a section whose inputs the study lacks says why in one line
         (``Section.absent``), one that does not apply to it (no LLM judges) is left out.
     """
-    ctx = Context.of(study, settings)
-    built = [build(ctx) for build in progress(SECTIONS, desc="report sections")]
-    return [section for section in built if section is not None]
+    whole = Context.of(study, settings)
+    if len(study.subsets) < 2:
+        return _built(SECTIONS, whole)
+    sections = _built((dataset,), whole)
+    for label, slug in _slugs(study.subsets).items():
+        ctx = Context.of(study.subset(subset=label), settings)
+        sections.append(_subset_heading(ctx, slug))
+        sections += [_of_subset(s, label, slug) for s in _built(SECTIONS[1:], ctx)]
+    return sections
+
+
+def _built(builders, ctx: Context) -> list[Section]:
+    """The sections ``builders`` build of ``ctx``, those that apply to its study; each
+    :class:`~hanna_stats.progress.StudyNote` an analysis gives ends its section as a note."""
+    built = []
+    for build in progress(builders, desc="report sections"):
+        with study_notes() as notes:
+            section = build(ctx)
+        if section is not None:
+            section.blocks += [Note(f"Note: {note}.") for note in notes]
+            built.append(section)
+    return built
+
+
+def _subset_heading(ctx: Context, slug: str) -> Section:
+    """The heading of a subset's section set: what the subset holds, and that it is analysed
+    alone."""
+    study = ctx.study
+    label = study.subsets[0]
+    return Section(
+        f"subset-{slug}",
+        f"Subset {label}",
+        f"The sections below analyse the subset {label} alone ({len(study.inputs):,} inputs, "
+        f"{ctx.n_systems:,} systems compared, {len(ctx.criteria):,} human "
+        f"{'criterion' if len(ctx.criteria) == 1 else 'criteria'}, "
+        f"{len(ctx.metrics):,} automatic measures), with the numbers of a store holding only "
+        "it: subsets are not pooled, as the WMT metrics tasks (mt-metrics-eval) report each "
+        "language pair on its own. report --subset LABEL gives one subset's page.",
+        subset=slug,
+    )
+
+
+def _slugs(labels: tuple[str, ...]) -> dict[str, str]:
+    """Each subset label as it ends keys, table names and chart names: letters, digits, ``-``
+    and ``_`` (others become ``_``), numbered when two labels would end alike."""
+    slugs = [re.sub(r"[^A-Za-z0-9_-]+", "_", label) for label in labels]
+    if len(set(slugs)) < len(slugs):
+        slugs = [f"{slug}_{k}" for k, slug in enumerate(slugs, 1)]
+    return dict(zip(labels, slugs, strict=True))
+
+
+def _of_subset(section: Section, label: str, slug: str) -> Section:
+    """``section`` of the subset ``label``'s set: its title names the subset; its key, its
+    tables' names and its charts' ``data-name`` end with ``slug``."""
+    return replace(
+        section,
+        key=f"{section.key}-{slug}",
+        title=f"{section.title} ({label})",
+        blocks=[
+            replace(block, name=f"{block.name}_{slug}") if isinstance(block, Table) else block
+            for block in section.blocks
+        ],
+        subset=slug,
+    )
 
 
 def _intro(study: Study, settings: ReportSettings) -> str:
     numbers = (
         "; the figure and table numbers in titles are that paper's"
         if Context.of(study, settings).is_hanna
+        else ""
+    )
+    subsets = (
+        f" The store holds {len(study.subsets)} subsets ({', '.join(study.subsets)}): each is "
+        "analysed alone, in its own set of sections."
+        if len(study.subsets) > 1
         else ""
     )
     return (
@@ -52,6 +127,7 @@ def _intro(study: Study, settings: ReportSettings) -> str:
         "written as CSV and Parquet by --tables DIR. Automatic measures analysed: kinds "
         f"{', '.join(settings.kinds)}; seed {settings.seed}; B = {settings.resamples}."
         + (f" Systems left out: {', '.join(study.left_out)}." if study.left_out else "")
+        + subsets
     )
 
 

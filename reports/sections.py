@@ -199,6 +199,12 @@ def _correlation_heatmap(frame: pl.DataFrame, **options) -> Chart:
     )
 
 
+def _human_written(ctx: Context) -> str:
+    """The study's human-written systems, which the correlation sections leave out."""
+    names = [s for s, h in zip(ctx.study.systems, ctx.study.is_human, strict=True) if h]
+    return f"excluded ({', '.join(names)})" if names else "none in the study"
+
+
 def _is_hanna(study: Study) -> bool:
     return study.name == HANNA
 
@@ -209,21 +215,68 @@ def _absent(section: Section, why: str) -> Section:
     return section
 
 
+#: The paper's symbols of metric families (Chhun et al. 2022, Tab. 2), in its order.
+SYMBOLS = {
+    "Ξ": "reference-based",
+    "¤": "reference-free",
+    "§": "string",
+    "ε": "embedding",
+    "Δ": "model",
+}
+
+
 def dataset(ctx: Context) -> Section:
-    """Dataset overview: counts, measures by family with the paper's symbols, data sources."""
+    """Dataset overview: counts (and what the ingests read against what the store holds),
+    measures by family, with the paper's symbols where the study's families have them, and
+    data sources."""
+    # What the store holds, not per subset.
+    families = an.measure_families(ctx.study, subsets="pooled")
+    used = set("".join(families["symbol"]))
+    symbols = ", ".join(f"{s} {meaning}" for s, meaning in SYMBOLS.items() if s in used)
     section = Section(
         "dataset",
         "Dataset",
-        "Counts of what the store holds, the measures grouped by family (the paper's symbols: "
-        "Ξ reference-based, ¤ reference-free; § string, ε embedding, Δ model), and the files "
-        "they were read from, with their SHA-256.",
+        "Counts of what the store holds, the measures grouped by family"
+        + (f" (the paper's symbols: {symbols})" if symbols else "")
+        + ", and the files they were read from, with their SHA-256.",
     )
+    counts = an.study_counts(ctx.study, subsets="pooled")
+    sources = an.data_sources(ctx.study, subsets="pooled")
     section.blocks += [
-        Table("dataset_counts", an.study_counts(ctx.study), "What the store holds"),
-        Table("measure_families", an.measure_families(ctx.study), "Measures by family"),
-        Table("data_sources", an.data_sources(ctx.study), "Ingested files"),
+        Table("dataset_counts", counts, "What the store holds"),
+        _values_note(counts, sources),
+        Table("measure_families", families, "Measures by family"),
+        Table("data_sources", sources, "Ingested files"),
     ]
     return section
+
+
+def _values_note(counts: pl.DataFrame, sources: pl.DataFrame) -> Note:
+    """What the ingests read (their ``n_values``) against what the store holds, by table."""
+    n = dict(zip(counts["what"], counts["n"], strict=True))
+    item, ratings = n["item-level scores"], n["rater-level ratings"]
+    system = n.get("system-level scores given", 0)
+    domain = n.get("domain-level scores given", 0)
+    held = item + ratings + system + domain
+    read = int(sources["n_values"].sum())
+    text = (
+        f"The ingests read {read:,} values (n_values of the ingested files, missing ones "
+        f"included); the store holds {held:,}: {item:,} item-level scores, {ratings:,} "
+        f"rater-level ratings, {system:,} system-level and {domain:,} domain-level scores given."
+    )
+    if read > held:
+        text += (
+            f" {read - held:,} of the values read were in the store already when their file was "
+            "ingested (read by an earlier file, or replaced) and are held once."
+        )
+    if system or domain:
+        text += (
+            " The system- and domain-level scores given (e.g. WMT's .sys.score and "
+            ".domain.score files) are kept aside from the items: the report's analyses use the "
+            "item-level scores and ratings, and take a system's value at system level as the "
+            "mean of its items."
+        )
+    return Note(text)
 
 
 def human_criteria(ctx: Context) -> Section:
@@ -233,9 +286,11 @@ def human_criteria(ctx: Context) -> Section:
     section = Section(
         "criteria",
         "Human criteria",
-        "Dots are each system's mean rating with its confidence interval; violins show how the "
-        f"{ctx.study.item_word}-level ratings spread; the heatmap gives the correlation between "
-        "two criteria (pick level and coefficient); agreement values near 1 mean raters agree.",
+        "Dots are each system's mean rating with its confidence interval; the strips show how "
+        f"the {ctx.study.item_word}-level ratings spread (a line from the 5th to the 95th "
+        "percentile, a box from the 25th to the 75th, a tick at the median, a dot at the mean; "
+        "each criterion on its own scale); the heatmap gives the correlation between two "
+        "criteria (pick level and coefficient); agreement values near 1 mean raters agree.",
         {"confidence": s.confidence, "interval": "Student t", "Kendall": "tau-b"},
     )
     why = ctx.missing(criteria=True)
@@ -250,9 +305,9 @@ def human_criteria(ctx: Context) -> Section:
             charts.dot_interval, means, name="means", title="System means" + ctx.paper("Tab. 4")
         ),
         Chart.of(
-            charts.violins,
+            charts.distributions,
             an.criterion_values(ctx.study),
-            name="violins",
+            name="distributions",
             title=f"Distributions of {ctx.study.item_word}-level ratings per system"
             + ctx.paper("Fig. 9"),
         ),
@@ -330,7 +385,7 @@ def metrics_vs_criteria(ctx: Context) -> Section:
         f"bootstrap CI. {ctx.study.item_word.capitalize()} level: correlation across systems "
         "within each input, averaged over inputs; system level: correlation of system means.",
         {
-            "human-written system": "excluded",
+            "human-written systems": _human_written(ctx),
             "Kendall": "tau-b",
             "NaN policy": "omit (undefined per-input correlations skipped, counted in n_skipped)",
             "CI": f"{s.confidence:.0%} percentile bootstrap, B = {s.resamples}, "
@@ -415,19 +470,21 @@ def metrics_vs_criteria(ctx: Context) -> Section:
 
 
 def metric_metric(ctx: Context) -> Section:
-    """Correlations between metrics (Figs. 5-6, 20-25) with a family filter."""
+    """Correlations between metrics (Figs. 5-6, 20-25) with a family filter where the metrics
+    belong to several families."""
+    families = ctx.families
+    present = sorted({f for f in families.values() if f})
     section = Section(
         "metrics-metrics",
         "Metrics vs metrics",
         "Signed correlation between two metrics (red positive, blue negative); blocks of red "
-        f"are metrics that rank {ctx.item_word_plural()} alike. Pick the level, the coefficient "
-        "and a family.",
-        {"human-written system": "excluded", "Kendall": "tau-b"},
+        f"are metrics that rank {ctx.item_word_plural()} alike. Pick the level"
+        + (", the coefficient and a family." if len(present) > 1 else " and the coefficient."),
+        {"human-written systems": _human_written(ctx), "Kendall": "tau-b"},
     )
     why = ctx.missing(metrics=True, systems=3)
     if why:
         return _absent(section, why)
-    families = ctx.families
     corr = ctx.shown(
         pl.concat(
             [
@@ -447,7 +504,6 @@ def metric_metric(ctx: Context) -> Section:
         pl.col("measure").replace_strict(families, default="").alias("family"),
         pl.col("against").replace_strict(families, default="").alias("family_against"),
     )
-    present = sorted({f for f in families.values() if f})
     choices: dict[str, tuple[str, ...]] = {"method": METHODS, "level": ctx.level_names(LEVELS)}
     if len(present) > 1:
         # "all", or one family: the pairs whose two metrics both belong to it.
@@ -564,8 +620,7 @@ def williams(ctx: Context) -> Section:
             "level": ctx.level_name(s.williams_level),
             "method": s.williams_method,
             "alternative": "greater",
-            "n": f"systems (system level) / inputs ({ctx.study.item_word} level, the paper's "
-            "convention)",
+            "n": _williams_n_words(ctx),
             "correction": s.correction or "none",
             "alpha": s.alpha,
             "significant": f"{'adjusted ' if s.correction else ''}p <= alpha",
@@ -585,6 +640,8 @@ def williams(ctx: Context) -> Section:
     # Significance, colour and flags follow the corrected p-values when a correction is asked.
     shown = "pvalue_adjusted" if s.correction else "pvalue"
     tests = ctx.shown(tests).with_columns((pl.col(shown) <= s.alpha).alias("significant"))
+    if tests.height:
+        section.settings["n"] = f"{tests['n'][0]:,} {section.settings['n']}"
     tooltip = ["measure_a", "measure_b", "r_a", "r_b", "statistic", "pvalue"]
     section.blocks += [
         Chart.of(
@@ -616,9 +673,47 @@ def williams(ctx: Context) -> Section:
             )
             + "."
         ),
+        _williams_undefined(tests, shown),
         Table("williams", tests, "Williams tests", max_rows=0),
     ]
     return section
+
+
+def _williams_n_words(ctx: Context) -> str:
+    """What the sample size n of the report's Williams tests counts, in the study's words."""
+    level = ctx.settings.williams_level
+    if level == "system":
+        return "systems compared"
+    if ctx.is_hanna:
+        return f"inputs ({ctx.level_name(level)} level, the paper's convention)"
+    return f"inputs, those the {ctx.level_name(level)}-level correlations average over"
+
+
+def _williams_undefined(tests: pl.DataFrame, shown: str) -> Note:
+    """Which cells of the Williams matrices are white, and why (see ``williams_test``)."""
+    undefined = (
+        tests.group_by("criterion", maintain_order=True)
+        .agg(pl.col(shown).is_nan().sum(), pl.len())
+        .filter(pl.col(shown) > 0)
+    )
+    counts = "; ".join(
+        f"{criterion} {n:,} of {total:,} ordered pairs"
+        for criterion, n, total in undefined.iter_rows()
+    )
+    return Note(
+        "White cells have no p-value. The diagonal (a metric against itself) is not tested"
+        + (
+            f"; the test is undefined for {counts}. Williams' test is undefined where one of its "
+            "three correlations (criterion with a, criterion with b, a with b) is missing (a "
+            "metric constant, or without values, where the correlation is taken), where a and b "
+            "correlate perfectly (|r_ab| = 1), or where the three do not form a valid "
+            "correlation matrix, which leaves the test's variance term not positive: this "
+            "happens when they are computed on different sets of systems or inputs (a metric "
+            "or criterion missing for some) or averaged over inputs."
+            if counts
+            else "; every other pair has a p-value."
+        )
+    )
 
 
 def borda(ctx: Context) -> Section:
@@ -704,6 +799,12 @@ def tie_calibration(ctx: Context) -> Section:
                 x="mean_acc_eq",
                 y="measure",
                 title=f"Top 15 metrics by tie-calibrated acc_eq, {ctx.level_name(level)} level",
+                start=None,
+                reference=0.5,
+                subtitle=[
+                    "Dashed line: 0.5, not chance: a metric ordering pairs at random is right on",
+                    "half of the pairs the humans do not tie and on none of those they tie",
+                ],
             )
         )
     section.blocks.append(

@@ -45,6 +45,7 @@
         out.marks.push({mark: mark.name, type: mark.marktype, datum,
           tooltip: item.tooltip === undefined ? null : plain(item.tooltip),
           fill: item.fill === undefined ? null : String(item.fill),
+          text: item.text === undefined ? null : String(item.text),
           x, y, width: item.width || 0, height: item.height || 0, cell: here});
         if (mark.marktype === "area" || mark.marktype === "line") break;  // one item per path
       }
@@ -57,9 +58,26 @@
     }
   }
   walk(view.scenegraph().root, 0, 0, null, null);
-  for (const name of Object.keys(view._runtime.scales)) {
-    const scale = view.scale(name);
-    out.scales[name] = {type: scale.type, domain: scale.domain().map(clean)};
-  }
+  const scales = (context) => {
+    const found = {};
+    for (const [name, op] of Object.entries(context.scales || {})) {
+      const scale = op.value;
+      if (scale && scale.domain) found[name] = {type: scale.type, domain: scale.domain().map(clean)};
+    }
+    return found;
+  };
+  out.scales = scales(view._runtime);
+  // The scales of each facet cell resolved on its own (a dataflow per cell, its facet values
+  // in signal "parent").
+  out.cellScales = [];
+  const visit = (context) => {
+    for (const sub of context.subcontext || []) {
+      const parent = sub.signals && sub.signals.parent;
+      const own = scales(sub);
+      if (parent && Object.keys(own).length) out.cellScales.push({datum: plain(parent.value), scales: own});
+      visit(sub);
+    }
+  };
+  visit(view._runtime);
   return JSON.stringify(out);  // one string: Playwright's own serialiser is slow on large trees
 }

@@ -12,7 +12,14 @@ built from:
 - every mark's fields equal the frame's row with the same keys, the marks and the frame's rows
   under the current drop-down choices are the same set;
 - every tooltip field is defined;
-- every colour scale's domain covers the values it colours.
+- every colour scale's domain covers the values it colours;
+- panels whose values span ranges more than 2x apart (MQM and z-scores) are not drawn on one
+  shared value scale (each facet cell's own scales are read from its dataflow);
+- no facet cell is empty, and where a chart says what it has nothing to show for (e.g. "not
+  rated"), every combination of its keys is drawn or says so.
+
+:func:`check_averages` checks a frame (of a chart or a table) for an average over criteria
+that do not share one declared scale.
 
 :func:`drop_down_states` lists every combination of a chart's drop-downs; the browser test sets
 each one (``view.signal``) and checks the view again.
@@ -64,7 +71,8 @@ def chromium_path() -> str:
 def opened(html: Path, profile: Path, *, width: int = 1400) -> Iterator:
     """A Playwright page with ``html`` loaded and every chart embedded; records JavaScript
     errors in ``page.errors`` and aborts (and records in ``page.outside``) every request that is
-    not ``file://``."""
+    not ``file://``; records Vega's warnings (``WARN Infinite extent ...``: a scale with no
+    valid value) in ``page.warnings``."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -78,9 +86,11 @@ def opened(html: Path, profile: Path, *, width: int = 1400) -> Iterator:
         try:
             page = browser.new_page()
             errors: list[str] = []
+            warnings: list[str] = []
             outside: list[str] = []
+            said = {"error": errors, "warning": warnings}
             page.on("pageerror", lambda e: errors.append(str(e)))
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("console", lambda m: said.get(m.type, []).append(m.text))
 
             def route(r):
                 if r.request.url.startswith("file://"):
@@ -96,7 +106,7 @@ def opened(html: Path, profile: Path, *, width: int = 1400) -> Iterator:
                 f"typeof VIEWS !== 'undefined' && Object.keys(VIEWS).length == {n}",
                 timeout=300_000,
             )
-            page.errors, page.outside = errors, outside
+            page.errors, page.warnings, page.outside = errors, warnings, outside
             yield page
         finally:
             browser.close()
@@ -184,6 +194,10 @@ class ChartMeta:
         self.axes: dict[str, str] = meta.get("axes", {})  # orient -> frame column (nominal)
         self.marked: dict[str, float] = meta.get("marked", {})  # mark name -> colour threshold
         self.scale: str | None = meta.get("scale")  # signed, magnitude or pvalue
+        # {"channel": "x", "columns": [...]}: the value scale of each panel and the frame
+        # columns it shows.
+        self.scales: dict = meta.get("scales", {})
+        self.empty: str | None = meta.get("empty")  # the text of a cell with nothing to show
 
     def row_of(self, datum: dict) -> dict:
         """A mark's datum with the frame's column names."""
@@ -354,6 +368,82 @@ def _check_colours(view: dict, meta: ChartMeta, values: list[float]) -> list[str
     return problems
 
 
+#: How much wider one panel's values may spread than another's on a shared value scale.
+SPREAD_RATIO = 2.0
+
+
+def _check_scales(view: dict, meta: ChartMeta, frame: pl.DataFrame) -> list[str]:
+    """Panels whose values spread more than :data:`SPREAD_RATIO` times as wide as another's
+    do not share that other's value scale (a panel of z-scores beside one of MQM)."""
+    if not meta.scales or not meta.facet:
+        return []
+    facet = next(iter(meta.facet.values()))
+    channel = meta.scales["channel"]
+    values = pl.concat_list(meta.scales["columns"]).list.explode().drop_nulls().drop_nans()
+    spans = {
+        key: high - low
+        for key, low, high in frame.group_by(facet)
+        .agg(values.min().alias("low"), values.max().alias("high"))
+        .iter_rows()
+        if low is not None
+    }
+    shared = [s["domain"] for name, s in view["scales"].items() if name.endswith(f"_{channel}")]
+    domains = {}
+    for cell in view["cells"]:
+        key = meta.row_of(cell["datum"]).get(facet)
+        own = next(
+            (c["scales"] for c in view["cellScales"] if meta.row_of(c["datum"]).get(facet) == key),
+            {},
+        )
+        found = [s["domain"] for name, s in own.items() if name.endswith(f"_{channel}")]
+        domains[key] = (found or shared or [None])[0]
+    problems = []
+    for wide, narrow in itertools.permutations(spans, 2):
+        if 0 < spans[narrow] * SPREAD_RATIO < spans[wide] and domains.get(wide) == domains.get(
+            narrow
+        ):
+            problems.append(
+                f"panels {wide!r} (values spread {spans[wide]:.3g}) and {narrow!r} "
+                f"({spans[narrow]:.3g}) share one {channel} scale {domains[wide]}"
+            )
+    return problems[:3]
+
+
+def _check_empty(view: dict, meta: ChartMeta, frame: pl.DataFrame) -> list[str]:
+    """Every facet cell holds a mark; in a chart that says where it has nothing to show
+    (``empty``, e.g. "not rated"), every combination of its keys' values is drawn or says so."""
+    problems = [
+        f"empty panel {meta.row_of(cell['datum'])}"
+        for k, cell in enumerate(view["cells"])
+        if k not in {m["cell"] for m in view["marks"]}
+    ]
+    if meta.empty is not None:
+        shown = {
+            tuple(meta.row_of(m["datum"]).get(k) for k in meta.keys)
+            for m in view["marks"]
+            if m["mark"] in meta.marks or m["text"] == meta.empty
+        }
+        grid = itertools.product(*(frame[k].unique(maintain_order=True) for k in meta.keys))
+        problems += [f"{key} neither drawn nor {meta.empty!r}" for key in grid if key not in shown]
+    return problems[:3]
+
+
+def check_averages(frame: pl.DataFrame, scales: dict[str, tuple]) -> list[str]:
+    """An average over criteria in ``frame`` (a row whose ``criterion`` or ``measure`` is
+    ``Average...``) when the criteria do not share one declared scale (``scales``: criterion ->
+    ``(scale, low, high)``, a bound None where none is declared)."""
+    if len(set(scales.values())) == 1 and None not in next(iter(scales.values())):
+        return []
+    declared = sorted(set(scales.values()), key=str)
+    return [
+        f"{column} {value!r}: an average over criteria on scales {declared}"
+        for column in ("criterion", "measure")
+        if column in frame.columns
+        for value in frame[column].unique().to_list()
+        if isinstance(value, str) and value.startswith("Average")
+    ][:1]
+
+
 def check_view(view: dict, spec: dict, frame: pl.DataFrame, state: dict[str, str]) -> list[str]:
     """Everything wrong with one rendered view (empty when it shows its frame faithfully)."""
     meta = ChartMeta(spec)
@@ -369,6 +459,8 @@ def check_view(view: dict, spec: dict, frame: pl.DataFrame, state: dict[str, str
         *_check_values(view, meta, expected),
         *_check_tooltips(view),
         *_check_colours(view, meta, values),
+        *_check_scales(view, meta, chosen),
+        *_check_empty(view, meta, frame),
     ]
     where = f"{meta.name} {state or ''}".strip()
     return [f"{where}: {problem}" for problem in problems]

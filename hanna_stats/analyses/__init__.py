@@ -29,8 +29,9 @@ on the Study, so calling several analyses costs little more than the first.
 - :mod:`~hanna_stats.analyses.overview`: what the study holds; :func:`given_left_out`, the
   measures that ``system_scores="given"`` leaves out.
 
-:func:`per_subset` runs any of them on each subset of a study (WMT: each language pair of a
-store) and stacks the results under a first column ``subset``.
+A study of several subsets (WMT: the language pairs of a store) is analysed per subset by
+every analysis, the results stacked under a first column ``subset``; ``subsets="pooled"`` pools
+them (:func:`~hanna_stats.analyses._common.analysis`).
 
 Every analysis takes its option words and their defaults from :mod:`hanna_stats.vocabulary`
 (``WORDS``, ``DEFAULTS``): ``level="item"``, ``method="kendall"``, ``alternative="greater"``,
@@ -70,7 +71,6 @@ _HOME = {
     "spa": "meta_eval",
     "metric_clusters": "meta_eval",
     "given_left_out": "_common",
-    "per_subset": "_common",
     "Result": "_common",
     "Selection": "_common",
 }

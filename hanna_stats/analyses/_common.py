@@ -9,9 +9,11 @@ levels, ``kinds`` as :func:`~hanna_stats.vocabulary.check_kinds` returns them) a
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import inspect
 import numbers
+import warnings
 from collections.abc import Callable, Hashable
 from dataclasses import astuple, dataclass, fields
 from dataclasses import replace as replace_fields
@@ -21,8 +23,10 @@ import numpy as np
 import polars as pl
 
 from hanna_stats.kernels import LevelCorrelationResult, level_correlation, pairwise_accuracy
+from hanna_stats.progress import StudyNote, study_notes
 from hanna_stats.study import Cube, Study
 from hanna_stats.vocabulary import (
+    DEFAULTS,
     Coefficient,
     GroupBy,
     Kind,
@@ -60,67 +64,80 @@ class Result(pl.DataFrame):
 
 def analysis(function: Callable[..., pl.DataFrame]) -> Callable[..., Result]:
     """Make ``function`` (data first, then keywords) return a :class:`Result` that records its
-    name and every argument after the first, defaults applied."""
-    signature = inspect.signature(function)
-    first = next(iter(signature.parameters))
+    name and every argument after the first, defaults applied.
 
-    @functools.wraps(function)
-    def run(*args: Any, **kwargs: Any) -> Result:
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        settings = {k: v for k, v in bound.arguments.items() if k != first}
-        return Result(function(*args, **kwargs), function.__name__, settings)
-
-    return run
-
-
-def per_subset(function: Callable[..., pl.DataFrame], study: Study, /, **options: Any) -> Result:
-    """Run an analysis on each subset of ``study`` (WMT: each language pair) and stack the
-    results, as the WMT metrics tasks report every pair side by side.
-
-    Parameters
-    ----------
-    function : callable
-        Any analysis (``correlate``, ``calibrated_accuracy``, ``metric_clusters``, ...): a
-        function of a Study and keywords that returns a frame.
-    study : Study
-        A study with subsets (:attr:`~hanna_stats.study.Study.subsets`).
-    **options
-        The analysis' keywords, the same for every subset (a seed gives each subset the draws a
-        store of that subset alone would get).
-
-    Returns
-    -------
-    Result
-        The results of ``function(study.subset(subset=label), **options)`` for each label in
-        order, stacked, with a first column ``subset``; ``analysis`` is the function's name and
-        ``settings`` its settings with ``per_subset=True``.
-
-    Raises
-    ------
-    ValueError
-        If the study has no subsets, or the analysis refuses a subset (the message names it).
+    An analysis of a :class:`~hanna_stats.study.Study` takes one more keyword, ``subsets``
+    (:data:`~hanna_stats.vocabulary.Subsets`, default ``"each"``): a study of several subsets
+    (WMT: language pairs; :attr:`~hanna_stats.study.Study.subsets`) is analysed per subset, as
+    the WMT metrics tasks report every pair: ``function(study.subset(subset=label), ...)`` for
+    each label in order, stacked under a first column ``subset`` (a refusal names its subset,
+    and each :class:`~hanna_stats.progress.StudyNote` too); ``subsets="pooled"`` analyses every
+    subset's items together. A study of one subset or none is analysed as it is, and an
+    analysis called inside another runs on the study it is given (the outer call decides).
 
     Examples
     --------
-    >>> from hanna_stats.analyses import correlate, per_subset      # doctest: +SKIP
-    >>> per_subset(correlate, study, level="system")                # doctest: +SKIP
+    >>> from hanna_stats.analyses import correlate                  # doctest: +SKIP
+    >>> correlate(wmt_study, level="system")                        # doctest: +SKIP
+    >>> correlate(wmt_study, level="system", subsets="pooled")      # doctest: +SKIP
     """
-    if not study.subsets:
-        raise ValueError(
-            f"the study {study.name!r} has no subsets (column inputs.subset; WMT: language "
-            "pairs) to run the analysis per subset on"
-        )
-    frames, settings, name = [], {}, getattr(function, "__name__", "analysis")
-    for label in study.subsets:
+    signature = inspect.signature(function)
+    first = next(iter(signature.parameters))
+    on_study = signature.parameters[first].annotation in ("Study", Study)
+
+    @functools.wraps(function)
+    def run(*args: Any, **kwargs: Any) -> Result:
+        subsets = check("subsets", kwargs.pop("subsets", DEFAULTS["subsets"])) if on_study else None
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        settings = {k: v for k, v in bound.arguments.items() if k != first}
+        study, nested = bound.arguments[first], _INSIDE.get()
+        token = _INSIDE.set(True)
         try:
-            result = function(study.subset(subset=label), **options)
-        except ValueError as err:
-            raise ValueError(f"subset {label!r}: {err}") from err
-        settings = getattr(result, "settings", settings)
-        name = getattr(result, "analysis", name)
-        frames.append(pl.DataFrame(result).select(pl.lit(label).alias("subset"), pl.all()))
-    return Result(pl.concat(frames, how="diagonal_relaxed"), name, {**settings, "per_subset": True})
+            if subsets == "each" and not nested and len(study.subsets) > 1:
+                frame = _each_subset(function, study, args[1:], kwargs)
+            else:
+                frame = function(*args, **kwargs)
+        finally:
+            _INSIDE.reset(token)
+        if on_study:
+            settings["subsets"] = subsets
+        return Result(frame, function.__name__, settings)
+
+    if on_study:
+        extra = inspect.Parameter(
+            "subsets",
+            inspect.Parameter.KEYWORD_ONLY,
+            default=DEFAULTS["subsets"],
+            annotation="Subsets",
+        )
+        run.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[*signature.parameters.values(), extra]
+        )
+    return run
+
+
+#: True while an analysis runs: one called inside it analyses the study it is given.
+_INSIDE: contextvars.ContextVar[bool] = contextvars.ContextVar("inside_analysis", default=False)
+
+
+def _each_subset(
+    function: Callable[..., pl.DataFrame], study: Study, args: tuple, kwargs: dict[str, Any]
+) -> pl.DataFrame:
+    """``function`` on each subset of ``study`` (memoised on it), stacked under a first column
+    ``subset``; a ValueError or a :class:`StudyNote` names its subset."""
+    frames = []
+    for label in study.subsets:
+        part = study.memo(("subset", label), lambda label=label: study.subset(subset=label))
+        with study_notes() as notes:
+            try:
+                frame = function(part, *args, **kwargs)
+            except ValueError as err:
+                raise ValueError(f"subset {label!r}: {err}") from err
+        for note in notes:
+            warnings.warn(StudyNote(f"subset {label!r}: {note}"), stacklevel=3)
+        frames.append(pl.DataFrame(frame).select(pl.lit(label).alias("subset"), pl.all()))
+    return pl.concat(frames, how="diagonal_relaxed")
 
 
 @dataclass(frozen=True)
@@ -276,19 +293,20 @@ def given_left_out(study: Study, kinds: tuple[Kind, ...], include_human: bool) -
 
 
 def correlation_matrix(
-    study: Study, selection: Selection, *, criteria: bool = True
+    study: Study, selection: Selection, *, criteria: bool = True, automatic: bool = True
 ) -> tuple[Cube, LevelCorrelationResult]:
     """Every pair of measures of one cube correlated as ``selection`` says, computed once per
     setting.
 
     The cube holds the human criteria (when ``criteria``) and the automatic measures of
-    ``selection.kinds``; the matrix is memoised on the Study under ``selection.key(...)``, so
-    the correlations, Williams tests, Borda counts, bootstrap point estimates and the report
-    share it. ``method="acc_eq"`` gives pairwise accuracy with ties. ``group_by`` and
-    ``weighting`` as :func:`~hanna_stats.kernels.level_correlation` (item level: inputs or
-    systems as groups; plain or observation-count weighted mean). ``system_scores="given"``
-    (system level only) correlates the study's given system-level values instead of the means
-    over items (:func:`measures_cube`).
+    ``selection.kinds`` (when ``automatic``: the criteria alone need no automatic measure, nor
+    their given system-level values); the matrix is memoised on the Study under
+    ``selection.key(...)``, so the correlations, Williams tests, Borda counts, bootstrap point
+    estimates and the report share it. ``method="acc_eq"`` gives pairwise accuracy with ties.
+    ``group_by`` and ``weighting`` as :func:`~hanna_stats.kernels.level_correlation` (item
+    level: inputs or systems as groups; plain or observation-count weighted mean).
+    ``system_scores="given"`` (system level only) correlates the study's given system-level
+    values instead of the means over items (:func:`measures_cube`).
 
     Returns
     -------
@@ -296,10 +314,11 @@ def correlation_matrix(
         The cube and the (M, M) matrices of ``statistic``, ``n_groups``, ``n_skipped``.
     """
     s = selection
+    kinds = s.kinds if automatic else ()
     cube = (
-        criteria_cube(study, s.kinds, s.include_human, s.system_scores)
+        criteria_cube(study, kinds, s.include_human, s.system_scores)
         if criteria
-        else measures_cube(study, s.kinds, s.include_human, s.system_scores)
+        else measures_cube(study, kinds, s.include_human, s.system_scores)
     )
 
     def compute() -> LevelCorrelationResult:
@@ -313,7 +332,7 @@ def correlation_matrix(
             return pairwise_accuracy(cube.values, **options)
         return level_correlation(cube.values, method=s.method, variant=s.variant, **options)
 
-    return cube, study.memo(s.key("correlation", criteria), compute)
+    return cube, study.memo(s.key("correlation", criteria, automatic), compute)
 
 
 def human_mask(cube: Cube) -> np.ndarray:

@@ -78,8 +78,6 @@ SCHEMA = {
     "n_groups": pl.Int64,
     "n_skipped": pl.Int64,
 }
-#: Columns :func:`correlate` adds after ``statistic`` when given a ``pvalue_method``.
-PVALUE_SCHEMA = {"pvalue": pl.Float64, "n": pl.Int64}
 
 
 @analysis
@@ -166,13 +164,14 @@ def correlate(
     -------
     polars.DataFrame
         One row per (measure, against) pair with columns ``measure, against, level, method,
-        variant, statistic, n_groups, n_skipped``: ``n_groups`` is the number of inputs whose
-        correlation entered the mean (1 at system and global level when defined) and
-        ``n_skipped`` those skipped as undefined. With ``pvalue_method``, ``pvalue`` and ``n``
-        follow ``statistic``: ``n`` is the number of pairs with both values present (systems at
-        system level, items at global level), the sample the p-value is computed on; the
-        p-value is NaN where the statistic is (a constant vector, fewer than 2 pairs). With
-        ``confidence``, ``n``, ``ci_low`` and ``ci_high`` are appended.
+        variant, statistic, n, n_groups, n_skipped``: ``n`` is the number of pairs the
+        correlation is computed on, those with both values present (systems at system level,
+        items at global level; null at item level, whose statistic is a mean of one
+        correlation per group), ``n_groups`` the number of groups whose correlation entered the
+        mean (1 at system and global level when defined) and ``n_skipped`` those skipped as
+        undefined. With ``pvalue_method``, ``pvalue`` follows ``statistic`` (computed on the
+        ``n`` pairs; NaN where the statistic is: a constant vector, fewer than 2 pairs). With
+        ``confidence``, ``ci_low`` and ``ci_high`` are appended.
 
     Raises
     ------
@@ -219,7 +218,7 @@ def correlate(
 #: :func:`correlate`'s options and their defaults, which :func:`_correlate` takes.
 _CORRELATE_OPTIONS = {
     name: p.default
-    for name, p in inspect.signature(correlate).parameters.items()
+    for name, p in inspect.signature(correlate.__wrapped__).parameters.items()
     if p.kind is p.KEYWORD_ONLY
 }
 
@@ -248,8 +247,14 @@ def _correlate(study: Study, **options) -> pl.DataFrame:
         weighting=o["weighting"],
         system_scores=o["system_scores"],
     )
-    # the metrics alone need no human criteria
-    cube, res = correlation_matrix(study, selection, criteria=against != "metrics")
+    # The metrics alone need no human criteria; the criteria alone need no automatic measure's
+    # given system-level values (item means: the matrix shared with the other analyses).
+    cube, res = correlation_matrix(
+        study,
+        selection,
+        criteria=against != "metrics",
+        automatic=against != "inter-criteria" or selection.system_scores == "mean",
+    )
     human = human_mask(cube)
     rows, cols = {
         "criteria": (~human, human),
@@ -258,6 +263,7 @@ def _correlate(study: Study, **options) -> pl.DataFrame:
         "all": (np.ones_like(human), np.ones_like(human)),
     }[against]
     row_idx, col_idx = np.flatnonzero(rows), np.flatnonzero(cols)
+    omit = nan_policy == "omit"
     block = [r[np.ix_(row_idx, col_idx)] for r in res]
     if nan_policy == "raise" and np.isnan(block[0]).any():
         i, j = np.argwhere(np.isnan(block[0]))[0]
@@ -265,21 +271,18 @@ def _correlate(study: Study, **options) -> pl.DataFrame:
     frame = correlation_frame(
         cube, row_idx, col_idx, block, level=level, method=method, variant=variant
     )
+    # n: the pairs of one system- or global-level correlation; none for an item-level mean
+    # over groups (n_groups and n_skipped count those)
+    n = None if level == "item" else _level_vectors(cube, row_idx, col_idx, level, omit)[1]
+    after = list(SCHEMA).index("statistic") + 1
+    sizes = [None] * frame.height if n is None else n.ravel()
+    frame = frame.insert_column(after, pl.Series("n", sizes, dtype=pl.Int64))
     if pvalue_method is not None:
-        pvalue, n = _pvalues(
-            cube, row_idx, col_idx, level, method, variant, nan_policy, pvalue_method
-        )
-        after = list(SCHEMA).index("statistic") + 1
-        for offset, (name, values) in enumerate((("pvalue", pvalue), ("n", n))):
-            series = pl.Series(name, values.ravel(), dtype=PVALUE_SCHEMA[name])
-            frame = frame.insert_column(after + offset, series)
+        pvalue = _pvalues(cube, row_idx, col_idx, level, method, variant, nan_policy, pvalue_method)
+        frame = frame.insert_column(after, pl.Series("pvalue", pvalue.ravel(), dtype=pl.Float64))
     if confidence is not None:
-        _, n = _level_vectors(cube, row_idx, col_idx, level, nan_policy == "omit")
         low, high = fisher_interval(block[0], n, confidence=confidence)
-        columns = {"ci_low": low.ravel(), "ci_high": high.ravel()}
-        if "n" not in frame.columns:
-            columns = {"n": n.ravel(), **columns}
-        frame = frame.with_columns(pl.Series(k, v) for k, v in columns.items())
+        frame = frame.with_columns(ci_low=low.ravel(), ci_high=high.ravel())
     return frame
 
 
@@ -323,9 +326,9 @@ def _pvalues(
     variant: str,
     nan_policy: str,
     pvalue_method: str,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Two-sided p-values and sample sizes of the (rows x cols) correlations at system or global
-    level, by :func:`hanna_stats.kernels.correlation` on the vectors the level correlates.
+) -> np.ndarray:
+    """Two-sided p-values of the (rows x cols) correlations at system or global level, by
+    :func:`hanna_stats.kernels.correlation` on the vectors the level correlates.
 
     Each pair is one kernel call (the statistic is recomputed: about 0.2 s for 1,272 pairs of
     960 items). A square block (the same measures on both sides) computes each unordered pair
@@ -353,7 +356,7 @@ def _pvalues(
                     f"p-value of the {method} correlation of {cube.measures[i]!r} (x) with "
                     f"{cube.measures[j]!r} (y) at {level} level, n={n[r, c]}: {err}"
                 ) from None
-    return pvalue, n
+    return pvalue
 
 
 def _raise_undefined(

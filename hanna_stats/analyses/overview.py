@@ -12,7 +12,10 @@ from hanna_stats.study import Study
 
 @analysis
 def study_counts(study: Study) -> pl.DataFrame:
-    """Counts of systems, inputs, items, raters, ratings, measures by kind and scores.
+    """Counts of systems, inputs, items, raters, ratings, measures by kind and item-level
+    scores, and of the system- and domain-level scores the study gives (WMT's ``.sys.score`` and
+    ``.domain.score`` lines, kept aside from the items): what the store holds, whatever subset of
+    it ``study`` is.
 
     Returns
     -------
@@ -91,8 +94,12 @@ def criterion_values(study: Study, *, include_human: bool = True) -> pl.DataFram
     Returns
     -------
     polars.DataFrame
-        Columns ``system, criterion, input, value``, systems, criteria and inputs in store
-        order; items without a value are left out.
+        Columns ``system, criterion, input, value, scale_min, scale_max`` (the bounds of the
+        criterion's declared scale, null where it declares none), systems, criteria and inputs
+        in store order; items without a value are left out.
     """
     values = measure_values(study, list(study.criteria), include_human=include_human)
-    return values.rename({"measure": "criterion"})
+    bounds = study.catalogue.select(pl.col("measure").alias("criterion"), "scale_min", "scale_max")
+    return values.rename({"measure": "criterion"}).join(
+        bounds, on="criterion", how="left", maintain_order="left"
+    )

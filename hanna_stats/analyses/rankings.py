@@ -5,6 +5,7 @@ Chhun et al. (2022), Secs. 5.3-5.4.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable
 
 import numpy as np
@@ -19,6 +20,7 @@ from hanna_stats.analyses._common import (
 from hanna_stats.analyses.correlations import _correlate, correlation_frame
 from hanna_stats.kernels import aggregate_groups, borda_count, group_correlations
 from hanna_stats.kernels.grouped import at_level
+from hanna_stats.progress import StudyNote
 from hanna_stats.study import Study
 from hanna_stats.vocabulary import (
     WORDS,
@@ -164,9 +166,11 @@ def topk(
     study : Study
         A loaded study.
     ks : iterable of int
-        Numbers of systems kept; each between 3 and the number of rated systems. A criterion that
-        rates fewer systems (WMT's MQM and DA rate different subsets) has rows only for the k up
-        to its own count; its ranking uses only the systems it rates.
+        Numbers of systems kept: from 3, the smallest at most the most systems one criterion
+        rates. A criterion that rates fewer systems (WMT's MQM and DA rate different subsets)
+        has rows only for the k up to its own count (a
+        :class:`~hanna_stats.progress.StudyNote` names the ks left out); its ranking uses only
+        the systems it rates.
     level : {"item", "system"}
         As in :func:`hanna_stats.analyses.correlations.correlate` (``"story"``, ``"summary"``
         or ``"segment"`` give ``"item"``).
@@ -192,31 +196,33 @@ def topk(
     check_system_scores(system_scores, level)
     cube = criteria_cube(study, kinds, include_human, system_scores)
     human = human_mask(cube)
-    # Systems without any rating of the human criteria (e.g. newly scored ones) cannot rank.
-    rated = ~np.isnan(cube.values[human]).all(axis=(0, 1))
-    n_systems = int(rated.sum())
-    ks = sorted(set(ks))
-    if not ks or ks[0] < 3 or ks[-1] > n_systems:
-        raise ValueError(
-            f"ks={ks}: each k must lie between 3 and {n_systems}, the number of rated systems"
-        )
     metrics, criteria = np.flatnonzero(~human), np.flatnonzero(human)
+    # A system not rated on a criterion (WMT: MQM and DA rate different systems; a newly scored
+    # one) cannot rank on it: a criterion's top k exist only up to its rated count.
+    n_rated = [int((~np.isnan(cube.values[c]).all(axis=0)).sum()) for c in criteria]
+    ks = sorted(set(ks))
+    if not ks or ks[0] < 3 or ks[0] > max(n_rated):
+        counts = ", ".join(
+            f"{cube.measures[c]} {n}" for c, n in zip(criteria, n_rated, strict=True)
+        )
+        raise ValueError(
+            f"ks={ks}: each k must lie between 3 and {max(n_rated)}, the most systems a "
+            f"criterion rates ({counts})"
+        )
+    _note_ks_left_out(ks, [cube.measures[c] for c in criteria], n_rated)
     # Every (criterion, k) at once: one cube whose groups are (criterion, k, input), the systems
     # outside that criterion's k best masked as missing and dropped pairwise by the kernel, so
     # 6 criteria x 7 values of k cost one call instead of 42.
     X = at_level(cube.values, level, True)  # system level: (M, 1, S) means
     keep = np.zeros((len(criteria), len(ks), X.shape[2]), dtype=bool)
-    orders, n_rated = [], []
+    orders = []
     for ci, c in enumerate(criteria):
-        # A system rated on other criteria but not on this one (WMT: MQM and DA rate different
-        # systems) cannot rank on it: this criterion's top k exist only up to its rated count.
         on_c = ~np.isnan(cube.values[c]).all(axis=0)
         means = np.full(len(cube.systems), -np.inf)
         means[on_c] = np.nanmean(cube.values[c][:, on_c], axis=0)
         orders.append(np.argsort(-means, kind="stable"))
-        n_rated.append(int(on_c.sum()))
         for ki, k in enumerate(ks):
-            keep[ci, ki, orders[-1][:k]] = k <= n_rated[-1]
+            keep[ci, ki, orders[-1][:k]] = k <= n_rated[ci]
     shape = (len(criteria) * len(ks) * X.shape[1], X.shape[2])
     mask = keep[:, :, None, :]  # (C, K, 1, S) against (C or M, K, G, S)
     A = np.where(mask[None], X[metrics][:, None, None], np.nan).reshape(len(metrics), *shape)
@@ -240,3 +246,16 @@ def topk(
                 )
             )
     return pl.concat(frames)
+
+
+def _note_ks_left_out(ks: list[int], criteria: list[str], n_rated: list[int]) -> None:
+    """One :class:`~hanna_stats.progress.StudyNote` per number of rated systems below the
+    largest k: the criteria that rate so few systems and the ks they have no rows for."""
+    by_count: dict[int, list[str]] = {}
+    for name, n in zip(criteria, n_rated, strict=True):
+        if ks[-1] > n:
+            by_count.setdefault(n, []).append(name)
+    for n, names in sorted(by_count.items(), reverse=True):
+        gone = ", ".join(str(k) for k in ks if k > n)
+        which = f"criteria {', '.join(names)} rate" if names[1:] else f"criterion {names[0]} rates"
+        warnings.warn(StudyNote(f"topk: {which} {n} systems: no rows for k = {gone}"), stacklevel=4)

@@ -28,7 +28,7 @@ from hanna_stats.kernels.agreement import (
     krippendorff_alpha,
 )
 from hanna_stats.study import Study
-from hanna_stats.vocabulary import WORDS, RatedKind, check_kinds
+from hanna_stats.vocabulary import WORDS, RatedKind, check_kinds, did_you_mean
 
 AGREEMENT_SCHEMA = {
     "measure": pl.String,
@@ -81,7 +81,8 @@ def _measures(study: Study, measures: list[str] | None, kinds: tuple[RatedKind, 
             f"{m} ({a})" if a else m for m, a in human.select("measure", "abbreviation").iter_rows()
         )
         raise ValueError(
-            f"measures holds unknown measures {unknown}; give measure names or the "
+            f"measures holds unknown measures {unknown}{did_you_mean(unknown[0], lookup)}; give "
+            "measure names or the "
             f"abbreviations of the human criteria ({criteria or 'none'})"
         )
     chosen = [lookup[m] for m in measures]
@@ -284,6 +285,26 @@ def _t_intervals(frame: pl.DataFrame, confidence: float) -> pl.DataFrame:
     )
 
 
+#: How a declared scale is named (catalogue column ``scale``).
+_SCALE_WORDS = {"likert": "Likert", "integer": "integer", "continuous": "continuous"}
+
+
+def shared_scale(study: Study, measures: list[str]) -> str | None:
+    """The one declared scale that every measure of ``measures`` has, in words (``"1-5
+    Likert"``), or None: when one of them declares no bounds (catalogue ``scale_min``,
+    ``scale_max``), their scales differ, or ``measures`` is empty. A mean over such measures
+    would average numbers of different units (WMT: MQM, raw DA and z-scores)."""
+    declared = (
+        study.catalogue.filter(pl.col("measure").is_in(measures))
+        .select(pl.col("scale").fill_null("likert"), "scale_min", "scale_max")
+        .unique()
+    )
+    if declared.height != 1 or declared.null_count().sum_horizontal().item():
+        return None
+    scale, low, high = declared.row(0)
+    return f"{low:g}-{high:g} {_SCALE_WORDS.get(scale, scale)}"
+
+
 @analysis
 def system_means(
     study: Study,
@@ -303,10 +324,12 @@ def system_means(
     'rating'``), the interval is ``mean +- t_{(1+c)/2, n-1} s / sqrt(n)`` over the system's
     individual ratings (HANNA: 96 stories x 3 ratings, n = 288); without them
     (``unit = 'item'``, e.g. a store of ``hanna_metric_scores.csv`` only) over the item-level
-    values (HANNA: the 96 stories' averages). The ``Average`` row, when human criteria are
-    chosen, pools every observation of the chosen criteria of the system (HANNA: n = 6 x 288 =
-    1,728 ratings) into one mean and one t-interval; its mean is the mean of the criterion means
-    whenever all criteria have the same n.
+    values (HANNA: the 96 stories' averages). The ``Average`` row, when the chosen human
+    criteria share one declared scale (:func:`shared_scale`), pools every observation of them
+    of the system (HANNA: n = 6 x 288 = 1,728 ratings) into one mean and one t-interval; its
+    mean is the mean of the criterion means whenever all criteria have the same n. Its measure
+    names the scale (``Average (1-5 Likert)``), its criterion is ``Average``. Criteria on
+    different or undeclared scales (WMT: MQM, raw DA, z-scores) get no ``Average``.
 
     On the public data, the judge-slot ratings reproduce all 77 printed means and all 77
     printed half-widths of Tab. 4 to 2 decimals, ``Average`` included (a normal-quantile
@@ -332,9 +355,10 @@ def system_means(
     -------
     polars.DataFrame
         Columns ``system, measure, kind, criterion`` (as in :func:`agreement`; ``Average`` for
-        the pooled row), ``mean, ci_low, ci_high, half_width, n, unit``, systems in store order
-        (position), measures in catalogue order then ``Average``. Ratings are selected as in
-        :func:`agreement` (identified raters before judge slots, per item).
+        the pooled row, when there is one), ``mean, ci_low, ci_high, half_width, n, unit``,
+        systems in store order (position), measures in catalogue order then ``Average``.
+        Ratings are selected as in :func:`agreement` (identified raters before judge slots, per
+        item).
 
     Raises
     ------
@@ -369,15 +393,17 @@ def system_means(
         pl.col("unit").unique().sort().str.join("+"),
     ]
     per_measure = values.group_by("system", "measure").agg(summary)
-    human = set(study.criteria) & set(chosen)
+    human = [m for m in chosen if m in study.criteria]
+    scale = shared_scale(study, human)
+    average_name = f"{AVERAGE} ({scale})"
     average = (
-        values.filter(pl.col("measure").is_in(human))
+        values.filter(pl.col("measure").is_in(human) & (scale is not None))
         .group_by("system")
         .agg(summary)
-        .with_columns(measure=pl.lit(AVERAGE))
+        .with_columns(measure=pl.lit(average_name))
     )
     order = {s: j for j, s in enumerate(study.systems)}
-    rank = {c: j for j, c in enumerate([*chosen, AVERAGE])}
+    rank = {c: j for j, c in enumerate([*chosen, average_name])}
     out = (
         pl.concat([per_measure, average.select(per_measure.columns)])
         .with_columns(
@@ -386,10 +412,9 @@ def system_means(
         )
         .sort("_s", "_c")
     )
+    pooled = pl.col("measure") == average_name
     out = _described(study, _t_intervals(out, confidence)).with_columns(
-        kind=pl.when(pl.col("measure") == AVERAGE).then(pl.lit("human")).otherwise("kind"),
-        criterion=pl.when(pl.col("measure") == AVERAGE)
-        .then(pl.lit(AVERAGE))
-        .otherwise("criterion"),
+        kind=pl.when(pooled).then(pl.lit("human")).otherwise("kind"),
+        criterion=pl.when(pooled).then(pl.lit(AVERAGE)).otherwise("criterion"),
     )
     return out.select([pl.col(c).cast(t) for c, t in SYSTEM_MEANS_SCHEMA.items()])

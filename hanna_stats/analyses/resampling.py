@@ -42,6 +42,7 @@ from hanna_stats.vocabulary import (
     check,
     check_kinds,
     check_level,
+    did_you_mean,
 )
 
 
@@ -130,7 +131,8 @@ def correlation_ci(
         missing = [t for t in targets if t not in study.measures]
         if missing:
             raise ValueError(
-                f"against names unknown measures {missing}; the study's measures are listed by "
+                f"against names unknown measures {missing}"
+                f"{did_you_mean(missing[0], study.measures)}; the study's measures are listed by "
                 "`SELECT measure FROM measure_catalogue`"
             )
         others = [

@@ -44,7 +44,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -91,6 +91,12 @@ HANNA_FILE_FORMATS = {
     METRIC_SCORES_FILE: "hanna-metric-scores",
     LLM_FILE: "hanna-llm",
     ANNOTATIONS_FILE: "hanna-annotations",
+}
+#: Files of a HANNA folder that no ingest reads, and how to use each.
+HANNA_FILES_ASIDE = {
+    "hanna_llm_stories.csv": "the LLM-written stories' texts, without scores: score them into a "
+    "store with `score --input hanna_llm_stories.csv --db FILE`",
+    "user_study.csv": "the TACL user study's flags: the `user-study` command reads it",
 }
 #: Files of this suffix (any case) are SummEval's annotations (``model_annotations.aligned.jsonl``).
 SUMMEVAL_SUFFIX = ".jsonl"
@@ -198,19 +204,23 @@ class IngestSummary:
     notes: tuple[str, ...] = ()
 
     def __str__(self) -> str:
+        notes = "".join(f"\n  note: {note}" for note in self.notes)
         if self.skipped:
-            return f"{self.source}: already ingested ({self.format}), nothing written" + (
-                f"; not applied: {', '.join(self.not_applied)} (ingest the file into a new "
-                "store to apply them)"
-                if self.not_applied
-                else ""
+            return (
+                f"{self.source}: already ingested ({self.format}), nothing written"
+                + (
+                    f"; not applied: {', '.join(self.not_applied)} (ingest the file into a new "
+                    "store to apply them)"
+                    if self.not_applied
+                    else ""
+                )
+                + notes
             )
         added = ", ".join(f"{n:,} {what}" for what, n in self.added.items())
         texts = "".join(f", {n:,} {what}" for what, n in self.replaced_texts.items() if n)
         return (
             f"{self.source}: {self.format}, {self.n_values:,} values; new to the store: "
-            f"{added}; replaced: {self.replaced:,} values{texts}{self._scale_note()}"
-            + "".join(f"\n  note: {note}" for note in self.notes)
+            f"{added}; replaced: {self.replaced:,} values{texts}{self._scale_note()}{notes}"
         )
 
     def _scale_note(self) -> str:
@@ -404,7 +414,7 @@ _FORMATS = (
         "(kind ``metric``, e.g. ``BLEU-refA``): segment-level values, and the system-level ones "
         "as given (table ``system_level_scores``). The pair is the inputs' subset "
         "(``inputs.subset``): a store holds the pairs of one test set, ingested one at a time, "
-        "and the analyses run per pair (``--per-subset``, ``--subset LP``). The study is named "
+        "and the analyses run per pair (the default; ``--subset LP`` for one). The study is named "
         "after the folder and the pair, e.g. ``wmt23 en-de``, and after the folder, ``wmt23``, "
         "once it holds several pairs. As in MTME's ``GetCorrelations``, the standard reference "
         "``ref`` is no system (its scores are left out) and metrics of other references are not "
@@ -441,6 +451,23 @@ _NOT_APPLIED = {
     "human_measures": "human_measures (--human)",
     "scales": "scales (--scale)",
 }
+
+
+def _held(con: duckdb.DuckDBPyConnection, name: str, value: Any) -> bool:
+    """Whether the store already holds what the option ``name`` of :data:`_NOT_APPLIED` says:
+    the system ``human_system`` flagged human, every measure of ``human_measures`` of kind
+    human, every measure of ``scales`` on that scale."""
+    if name == "human_system":
+        query = "SELECT count(*) FROM systems WHERE name = ? AND is_human"
+        return con.execute(query, [value]).fetchall()[0][0] == 1
+    if name == "human_measures":
+        query = "SELECT count(*) FROM measures WHERE kind = 'human' AND list_contains(?, name)"
+        return con.execute(query, [list(set(value))]).fetchall()[0][0] == len(set(value))
+    query = "SELECT count(*) FROM measures WHERE name = ? AND scale_min = ? AND scale_max = ?"
+    return all(
+        con.execute(query, [measure, lo, hi]).fetchall()[0][0] == 1
+        for measure, (lo, hi) in value.items()
+    )
 
 
 def ingest(
@@ -505,11 +532,18 @@ human_measures, scales, study, item_word, extend, replace, scale_policy
             )
     if spec.parse is None:  # a HANNA data folder: each of its files in its own format
         check_hanna_dir(path)
-        return [
+        summaries = [
             _ingest(con, Path(path) / name, FORMATS[file_format], options)
             for name, file_format in HANNA_FILE_FORMATS.items()
             if (Path(path) / name).is_file()
         ]
+        aside = [
+            f"{n}: {how}" for n, how in HANNA_FILES_ASIDE.items() if (Path(path) / n).is_file()
+        ]
+        if aside:
+            note = f"not ingested (no ingest format reads them): {'; '.join(aside)}"
+            summaries[-1] = replace(summaries[-1], notes=(*summaries[-1].notes, note))
+        return summaries
     return [_ingest(con, path, spec, options)]
 
 
@@ -533,7 +567,11 @@ def _ingest(
         "SELECT count(*) FROM ingests WHERE sha256 = ? AND format = ?", [source.sha256, spec.name]
     ).fetchall()[0][0]
     if done:
-        not_applied = tuple(label for name, label in _NOT_APPLIED.items() if options.get(name))
+        not_applied = tuple(
+            label
+            for name, label in _NOT_APPLIED.items()
+            if options.get(name) and not _held(con, name, options[name])
+        )
         return IngestSummary(
             source.name, spec.name, source.sha256, 0, True, not_applied=not_applied
         )
@@ -561,7 +599,8 @@ def _ingest(
         + (
             (
                 f"a new subset of the study, now named {admitted['study']!r}: analyses run per "
-                "subset with --per-subset (per_subset), on one with --subset LABEL",
+                "subset, stacked under a column subset (--pool-subsets pools them), or on one "
+                "with --subset LABEL",
             )
             if admitted.get("rename_study")
             else ()

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from hanna_stats.store.errors import DataNotFoundError, InputError
+from hanna_stats.vocabulary import close_match
 
 GZIP_SUFFIX = ".gz"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -451,10 +452,12 @@ def require_columns(source: Source, header: list[str], required: list[str]) -> N
     or a second byte-order mark."""
     for name in required:
         if name not in header:
-            raise source.error("missing column" + _header_hint(header), column=name)
+            raise source.error("missing column" + _header_hint(header, name), column=name)
 
 
-def _header_hint(header: list[str]) -> str:
+def _header_hint(header: list[str], name: str) -> str:
+    """Why ``name`` is not in ``header``, when the header says: a second byte-order mark, one
+    column holding another delimiter; else the file's columns and a close match of ``name``."""
     first = header[0] if header else ""
     if first.startswith(codecs.BOM_UTF8.decode()):
         return " (the header starts with a second byte-order mark, U+FEFF)"
@@ -464,7 +467,11 @@ def _header_hint(header: list[str]) -> str:
             f" (the header is one column, {shorten(repr(first))}: the file must be "
             f"comma-separated, not {delimiters[0]!r}-separated)"
         )
-    return ""
+    shown = ", ".join(shorten(c) for c in header[:12])
+    more = f", ... ({len(header) - 12} more)" if len(header) > 12 else ""
+    close = close_match(name, header)
+    renamed = f"; is {close!r} meant to be {name!r}?" if close is not None else ""
+    return f" (the file's columns: {shown}{more}{renamed})"
 
 
 class JSONError(ValueError):

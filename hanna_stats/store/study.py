@@ -136,10 +136,17 @@ SELECT what, n FROM (
     UNION ALL SELECT 4, 'raters', count(*) FROM raters
     UNION ALL SELECT 5, 'rater-level ratings', count(*) FROM ratings
     UNION ALL SELECT 6, 'measures: ' || kind, count(*) FROM measures GROUP BY kind
-    UNION ALL SELECT 7, 'item-level scores', count(*) FROM scores
+    UNION ALL SELECT 7, 'item-level scores', count(*) FROM scores{given}
 )
 ORDER BY k, what
 """
+# The values an ingest counts but keeps aside from the items (WMT's .sys.score and .domain.score
+# lines, missing ones included): rows of _COUNTS for the tables a store has (one written before
+# they existed, opened read-only, has neither).
+_GIVEN_COUNTS = {
+    "system_level_scores": "UNION ALL SELECT 8, 'system-level scores given', count(*) FROM {}",
+    "domain_level_scores": "UNION ALL SELECT 9, 'domain-level scores given', count(*) FROM {}",
+}
 
 _FAMILIES = """
 SELECT kind,
@@ -212,12 +219,20 @@ def load_study(con: duckdb.DuckDBPyConnection) -> Study:
         catalogue=catalogue,
         ratings=con.sql(_RATINGS).pl(),
         scale_checks=con.sql(_SCALE_CHECKS).pl(),
-        counts=con.sql(_COUNTS).pl(),
+        counts=con.sql(_counts(con)).pl(),
         families=con.sql(_FAMILIES).pl(),
         sources=con.sql(_SOURCES).pl(),
         subset_index=_subsets(con, inputs, (m[data], g[data], s[data]), values.shape),
         **_study_row(con),
     )
+
+
+def _counts(con: duckdb.DuckDBPyConnection) -> str:
+    """:data:`_COUNTS` with a row for each table of :data:`_GIVEN_COUNTS` the store has."""
+    given = "".join(
+        f"\n    {row.format(table)}" for table, row in _GIVEN_COUNTS.items() if _columns(con, table)
+    )
+    return _COUNTS.format(given=given)
 
 
 def _columns(con: duckdb.DuckDBPyConnection, table: str) -> set[str]:

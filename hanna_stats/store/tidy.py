@@ -25,11 +25,12 @@ given):
 Optional column describing the input (empty = not given):
 
 - ``subset``: the sub-study the input belongs to (e.g. a language pair or a dataset name; column
-  ``inputs.subset``, as a WMT store's language pairs), so that the analyses can run on each
-  subset (:func:`hanna_stats.analyses.per_subset`, CLI ``--per-subset``) or on one
-  (``Study.subset(subset=...)``, CLI ``--subset LABEL``). An input is in one subset: the rows of
-  an input that give one give the same. An input already in the store keeps its subset: a file
-  that gives it another is refused (one may give a subset to a stored input that has none).
+  ``inputs.subset``, as a WMT store's language pairs), so that the analyses run on each subset
+  (the default, ``subsets="each"``), on one (``Study.subset(subset=...)``, CLI
+  ``--subset LABEL``) or on the subsets pooled (``subsets="pooled"``, CLI ``--pool-subsets``).
+  An input is in one subset: the rows of an input that give one give the same. An input
+  already in the store keeps its subset: a file that gives it another is refused (one may give
+  a subset to a stored input that has none).
 
 A human measure that declares no scale gets one inferred from its values, so that a later file's
 rating outside it is refused and the ingest summary shows it: Likert when its rater-level values

@@ -26,10 +26,11 @@ time; ``lp`` must be given when the test set has several; a store holding anothe
 pairs of another test set, is refused whatever ``extend`` and ``replace`` say):
 
 - a language pair is a **subset** of the study (column ``inputs.subset``): the analyses run on
-  one pair (``Study.subset(subset=LP)``, ``--subset LP``) or on each pair, stacked
-  (:func:`hanna_stats.analyses.per_subset`, ``--per-subset``), as the WMT metrics tasks report
-  them. While the store holds one pair the study is named after it (``wmt23 en-de``); a second
-  pair of the same test set (the same folder name) renames it after the test set (``wmt23``).
+  each pair, stacked (the default, ``subsets="each"``), as the WMT metrics tasks report them, on
+  one pair (``Study.subset(subset=LP)``, ``--subset LP``), or on the pairs pooled when asked
+  (``subsets="pooled"``, ``--pool-subsets``). While the store holds one pair the study is named
+  after it (``wmt23 en-de``); a second pair of the same test set (the same folder name)
+  renames it after the test set (``wmt23``).
   System and measure names are shared by the pairs: the same metric file name in two pairs is
   one measure, the same system name one system (with no values in a pair it did not take part
   in); the given system- and domain-level values are kept per pair;

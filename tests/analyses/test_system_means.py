@@ -137,3 +137,14 @@ def test_interval_is_student_t(hanna):
     ).all()
     with pytest.raises(ValueError, match="confidence"):
         system_means(load_study(con), confidence=0.0)
+
+
+def test_average_only_over_one_declared_scale(by_rating, wmt22_study):
+    """HANNA's six criteria are all 1-5 Likert: the Average says so. WMT22's MQM (-25..0), raw
+    DA (0-100) and z-scores declare no common scale: no Average (its mean of MQM, DA and
+    z-scores meant nothing)."""
+    pooled = by_rating.filter(pl.col("criterion") == "Average")
+    assert set(pooled["measure"]) == {"Average (1-5 Likert)"}
+    wmt = system_means(wmt22_study)
+    assert "Average" not in set(wmt["criterion"]) | set(wmt["measure"])
+    assert set(wmt["measure"]) == set(wmt22_study.criteria)

@@ -139,7 +139,7 @@ def test_closed_pipe_is_quiet(db):
     result = _pipe_to_head(
         ["correlate", "--db", db, "--level", "system", "--against", "all", "--format", "csv"]
     )
-    assert result.stdout == "measure,against,level,method,variant,statistic,n_groups,n_skipped\n"
+    assert result.stdout == "measure,against,level,method,variant,statistic,n,n_groups,n_skipped\n"
     assert result.stderr == ""
     result = _pipe_to_head(
         ["sql", "--db", db, "--format", "csv", "SELECT item, measure, value FROM story_scores"]

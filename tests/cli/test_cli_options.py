@@ -361,7 +361,7 @@ def test_options_reach_the_function(argv, target, expected, monkeypatch, capsys)
     monkeypatch.setattr(cli, "_note_left_out", lambda study, keywords: None)
     assert main([*argv, "--format", "csv"]) == 0
     assert capsys.readouterr().out == "x\n1\n"
-    assert recorder.calls == [("the study", expected)]
+    assert recorder.calls == [("the study", {**expected, "subsets": "each"})]
 
 
 def test_correlate_variant_gives_its_rows(hanna_dir, capsys):

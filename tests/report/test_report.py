@@ -62,7 +62,7 @@ def test_page_has_every_section_with_how_to_read_and_settings(hanna_report):
     assert "resamples B <code>1000</code>" in text
     assert "tie rule <code>average</code>" in text
     assert "correction <code>none</code>" in text
-    # 14 charts: means, violins, inter-criteria, 2 metric-criteria, metric-metric, pairwise,
+    # 14 charts: means, distributions, inter-criteria, 2 metric-criteria, metric-metric, pairwise,
     # top-k, Williams, 2 Borda, 2 tie calibration, LLM judges.
     assert len(re.findall(r'<div class="chart" id="chart-\d+"', text)) == 14
     assert len(re.findall(r'vegaEmbed\("#chart-\d+"', text)) == 14

@@ -4,9 +4,11 @@ Playwright; flags in DEVELOPERS.md).
 Every chart is read back from the rendered page (the Vega view's scenegraph: facet cells and
 headers, axis labels, marks with their data and tooltips, colour scales) and checked against the
 tidy frame the report built it from, in every drop-down state (tests/vega_readback.py): for the
-HANNA report, the README's notebook examples, and the reports of small tidy, SummEval-shaped and
-WMT-shaped studies. The page itself: no JavaScript error, no request outside the file, tables
-inside their boxes, the contents listing only the sections the study feeds.
+HANNA report, the real WMT22 zh-en report, the README's notebook examples, and the reports of
+small tidy, SummEval-shaped and WMT-shaped studies. The page itself: no JavaScript error or Vega
+warning, no request outside the file, tables inside their boxes, no chart and no page wider than
+the window (1,400 px), the contents listing only the sections the study feeds; no chart or table
+averages criteria that do not share one declared scale.
 """
 
 from __future__ import annotations
@@ -21,12 +23,19 @@ import polars as pl
 import pytest
 from test_store_summeval import records, write_jsonl
 from test_store_wmt import make_test_set
-from vega_readback import check_view, drop_down_states, opened, read_view, set_state
+from vega_readback import (
+    check_averages,
+    check_view,
+    drop_down_states,
+    opened,
+    read_view,
+    set_state,
+)
 
 from hanna_stats.analyses import borda, correlate, system_means
 from hanna_stats.store import ingest, load_study, open_store
 from reports import ReportSettings, charts
-from reports.html import Chart, Section, chart_spec, render_page
+from reports.html import Chart, Section, Table, chart_spec, render_page
 from reports.report import TITLE, _intro, build_report
 
 #: Geometry of the page a reader gets (and the one the README's screenshots use).
@@ -47,7 +56,13 @@ PAGE_FACTS = """() => {
     .filter(s => !s.querySelector('.absent')).map(s => s.id);
   const svgs = [...document.querySelectorAll('.chart')].map(e => {
     const r = e.querySelector('svg').getBoundingClientRect(); return [r.width, r.height]; });
-  return {width, wraps, nav, computed, svgs};
+  const page = document.documentElement;
+  const sideways = [...document.querySelectorAll('.chart')]
+    .filter(e => e.scrollWidth > e.clientWidth
+                 || e.getBoundingClientRect().right > page.clientWidth)
+    .map(e => [e.id, Math.round(e.getBoundingClientRect().right)]);
+  return {width, wraps, nav, computed, svgs, scroll: [page.scrollWidth, page.clientWidth],
+          sideways};
 }"""
 
 
@@ -69,6 +84,7 @@ def read_back(page_path: Path, blocks: list[Chart], profile: Path) -> tuple[list
                 problems += check_view(view, spec, block.frame, state)
         facts = page.evaluate(PAGE_FACTS)
         problems += [f"JavaScript error: {e}" for e in page.errors]
+        problems += [f"Vega warning: {w}" for w in page.warnings]
         problems += [f"request outside the file: {u}" for u in page.outside]
     for wrap in facts["wraps"]:
         if wrap["right"] > facts["width"] + 0.5:
@@ -82,7 +98,38 @@ def read_back(page_path: Path, blocks: list[Chart], profile: Path) -> tuple[list
         for k, (w, h) in enumerate(facts["svgs"])
         if w < 150 or h < 80
     ]
-    return problems, facts
+    return problems + scrolls_sideways(facts), facts
+
+
+def scrolls_sideways(facts: dict) -> list[str]:
+    """Charts, and the page, wider than the window (WIDTH px)."""
+    found = [f"{div} ends at {right} px" for div, right in facts["sideways"]]
+    if facts["scroll"][0] > facts["scroll"][1]:
+        found.append(f"the page scrolls sideways ({facts['scroll'][0]} px)")
+    return found
+
+
+def declared_scales(study) -> dict[str, tuple]:
+    """``{criterion: (scale, low, high)}`` of the study's human criteria (the catalogue's)."""
+    return {
+        m: (s, lo, hi)
+        for m, s, lo, hi in study.catalogue.filter(pl.col("kind") == "human")
+        .select("measure", "scale", "scale_min", "scale_max")
+        .iter_rows()
+    }
+
+
+def averages_across_scales(study, sections: list[Section]) -> list[str]:
+    """Every chart or table of ``sections`` holding an average over criteria of different
+    scales."""
+    scales = declared_scales(study)
+    return [
+        f"{getattr(b, 'name', 'chart')}: {problem}"
+        for s in sections
+        for b in s.blocks
+        if isinstance(b, Chart | Table)
+        for problem in check_averages(b.frame, scales)
+    ]
 
 
 def report_page(study, settings: ReportSettings, path: Path) -> tuple[list[Section], list[Chart]]:
@@ -99,7 +146,7 @@ def test_hanna_report_reads_back(hanna_study, tmp_path):
     page = tmp_path / "hanna.html"
     sections, blocks = report_page(hanna_study, ReportSettings(resamples=100), page)
     problems, facts = read_back(page, blocks, tmp_path / "profile")
-    assert problems == []
+    assert problems + averages_across_scales(hanna_study, sections) == []
     assert len(blocks) == 14
     assert facts["nav"] == [s.key for s in sections]  # HANNA feeds every section
 
@@ -186,7 +233,7 @@ def test_real_wmt22_report_reads_back(wmt22_study, tmp_path):
     page = tmp_path / "wmt22.html"
     sections, blocks = report_page(wmt22_study, ReportSettings(resamples=50), page)
     problems, _ = read_back(page, blocks, tmp_path / "profile")
-    assert problems == []
+    assert problems + averages_across_scales(wmt22_study, sections) == []
     assert "llm-judges" not in [s.key for s in sections]
 
 
@@ -199,7 +246,7 @@ def test_other_studies_read_back_and_speak_of_themselves(shape, tmp_path):
     page = tmp_path / f"{shape}.html"
     sections, blocks = report_page(study, ReportSettings(resamples=50), page)
     problems, facts = read_back(page, blocks, tmp_path / "profile")
-    assert problems == []
+    assert problems + averages_across_scales(study, sections) == []
     text = page.read_text(encoding="utf-8")
     keys = [s.key for s in sections]
     assert "llm-judges" not in keys
@@ -233,7 +280,10 @@ def test_other_studies_read_back_and_speak_of_themselves(shape, tmp_path):
 def test_readback_catches_charts_that_lie(hanna_study, tmp_path):
     """Charts built the way the report used to build them are caught: violins faceted with
     parallel sort arrays (cells under other headers), signed values on a [0, 1] colour domain, a
-    p-value scale drawn light for small p, a tooltip reading a field the page does not hold."""
+    p-value scale drawn light for small p, a tooltip reading a field the page does not hold,
+    system means of MQM and z-scores on one shared x scale, a distribution left blank where a
+    system has no rating, a chart wider than the page, an average over criteria of different
+    scales."""
     values = pl.DataFrame(
         {
             "system": ["A"] * 6 + ["B"] * 6,
@@ -254,7 +304,13 @@ def test_readback_catches_charts_that_lie(hanna_study, tmp_path):
         .properties(name="v")
     )
     lying = json.loads(chart_spec(old))
-    lying["usermeta"] = json.loads(chart_spec(charts.violins(values, name="v")))["usermeta"]
+    lying["usermeta"] = {
+        "hanna_stats": {
+            "keys": ["system", "criterion"],
+            "facet": {"row": "criterion", "column": "system"},
+            "marks": ["v_view_marks"],
+        }
+    }
 
     corr = correlate(hanna_study, level="system", method="pearson")
     signed = charts.metric_heatmap(corr, x="against", y="measure", color="statistic", name="s")
@@ -267,18 +323,60 @@ def test_readback_catches_charts_that_lie(hanna_study, tmp_path):
     undefined = json.loads(chart_spec(heat))
     undefined["layer"][0]["encoding"]["tooltip"].append({"field": "method", "type": "nominal"})
 
-    specs = [(lying, values), (clipped, corr), (light, pvalues), (undefined, pvalues)]
+    # System means as the report drew them: every panel on one x scale, MQM beside z-scores.
+    means = pl.DataFrame(
+        {
+            "system": ["A", "B"] * 2,
+            "measure": ["mqm", "mqm", "wmt-z", "wmt-z"],
+            "mean": [-7.0, -2.0, -0.2, 0.2],
+            "ci_low": [-7.5, -2.5, -0.25, 0.15],
+            "ci_high": [-6.5, -1.5, -0.15, 0.25],
+            "n": [10] * 4,
+        }
+    )
+    shared = json.loads(chart_spec(charts.dot_interval(means, name="m")))
+    shared["resolve"]["scale"]["x"] = "shared"
+    # Distributions that leave a system's row blank where it does not rate a criterion.
+    gaps = values.filter((pl.col("system") == "A") | (pl.col("criterion") == "X"))
+    blank = json.loads(chart_spec(charts.distributions(gaps, name="g")))
+    blank["spec"]["layer"] = [
+        layer for layer in blank["spec"]["layer"] if layer.get("name") != "g_absent"
+    ]
+    wide = json.loads(chart_spec(charts.distributions(values, name="w")))
+    wide["spec"]["width"] = 2 * WIDTH
+
+    specs = [
+        (lying, values),
+        (clipped, corr),
+        (light, pvalues),
+        (undefined, pvalues),
+        (shared, means),
+        (blank, gaps),
+        (wide, values),
+        (json.loads(chart_spec(charts.distributions(gaps, name="h"))), gaps),
+    ]
     blocks = [Chart(_Raw(spec), frame) for spec, frame in specs]
     page = tmp_path / "lying.html"
     page.write_text(render_page("lying", "", [Section("x", "X", "", blocks=blocks)]), "utf-8")
     found = []
-    with opened(page, tmp_path / "profile") as browser:
+    with opened(page, tmp_path / "profile", width=WIDTH) as browser:
         for n, (spec, frame) in enumerate(specs, 1):
             found.append(check_view(read_view(browser, f"chart-{n}", spec), spec, frame, {}))
+        facts = browser.evaluate(PAGE_FACTS)
     assert any("under column header" in p for p in found[0]), found[0]
     assert any("colour domain [0, 1] misses values" in p for p in found[1]), found[1]
     assert any("is not drawn darker" in p for p in found[2]), found[2]
     assert any("tooltip method is undefined" in p for p in found[3]), found[3]
+    assert any("share one x scale" in p for p in found[4]), found[4]
+    assert found[5] == ["g: ('B', 'Y') neither drawn nor 'not rated'"], found[5]
+    assert found[7] == [], found[7]  # the same, saying "not rated"
+    assert found[6] == [] and scrolls_sideways(facts)[0].startswith("chart-7 ends at")
+    average = pl.concat(
+        [means, means.filter(pl.col("system") == "A").with_columns(measure=pl.lit("Average"))]
+    )
+    scales = {"mqm": ("continuous", None, None), "wmt-z": ("continuous", None, None)}
+    assert check_averages(average, scales) and not check_averages(means, scales)
+    assert not check_averages(average, dict.fromkeys(scales, ("likert", 1.0, 5.0)))
 
 
 class _Raw:

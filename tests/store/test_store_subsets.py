@@ -1,6 +1,7 @@
 """Several language pairs of one WMT test set in one store (issue 22): each pair is a subset of the
-study (``inputs.subset``), and every analysis runs per pair (``per_subset``, ``--per-subset``,
-``Study.subset(subset=LP)``, ``--subset LP``) with the results of a store holding that pair alone.
+study (``inputs.subset``), and every analysis runs per pair by default (``subsets="each"``;
+``Study.subset(subset=LP)``, ``--subset LP`` for one) with the results of a store holding that
+pair alone; ``subsets="pooled"`` (``--pool-subsets``) pools them.
 
 The test set is WMT-shaped (mt-metrics-eval's folder layout, as ``test_store_wmt.make_test_set``)
 with three pairs that differ as WMT23's do: their numbers of segments, their systems (a system of
@@ -26,7 +27,6 @@ from hanna_stats.analyses import (
     correlate,
     given_left_out,
     metric_clusters,
-    per_subset,
 )
 from hanna_stats.cli import main
 from hanna_stats.store import InputError, ingest, load_study, open_store
@@ -230,9 +230,9 @@ def test_study_subsets(stores):
 )
 def test_correlate_per_pair_equals_the_pair_alone(stores, options):
     together, alone = stores
-    stacked = per_subset(correlate, together, **options)
+    stacked = correlate(together, **options)
     assert stacked.columns[0] == "subset" and stacked.analysis == "correlate"
-    assert stacked.settings == {**correlate(alone["en-de"], **options).settings, "per_subset": True}
+    assert stacked.settings == correlate(alone["en-de"], **options).settings
     assert stacked["subset"].unique(maintain_order=True).to_list() == list(LPS)
     keys = ["measure", "against"]
     for lp in LPS:
@@ -245,7 +245,7 @@ def test_correlate_per_pair_equals_the_pair_alone(stores, options):
 )
 def test_calibrated_accuracy_per_pair_equals_the_pair_alone(stores, options):
     together, alone = stores
-    stacked = per_subset(calibrated_accuracy, together, **options)
+    stacked = calibrated_accuracy(together, **options)
     keys = ["measure", "against"]
     for lp in LPS:
         mine = stacked.filter(pl.col("subset") == lp).drop("subset")
@@ -257,7 +257,7 @@ def test_calibrated_accuracy_per_pair_equals_the_pair_alone(stores, options):
 @pytest.mark.parametrize("level", ["item", "system"])
 def test_clusters_per_pair_equal_the_pair_alone(stores, level):
     together, alone = stores
-    stacked = per_subset(metric_clusters, together, level=level, **CLUSTERS)
+    stacked = metric_clusters(together, level=level, **CLUSTERS)
     for lp in LPS:
         mine = stacked.filter(pl.col("subset") == lp).drop("subset")
         expected = metric_clusters(alone[lp], level=level, **CLUSTERS)
@@ -267,22 +267,25 @@ def test_clusters_per_pair_equal_the_pair_alone(stores, level):
 
 def test_pooled_and_refused(stores):
     together, _ = stores
-    # item-level statistics pool the pairs' segments
-    assert correlate(together, level="item")["n_groups"].max() == 4 + 5 + 6
+    # pooled, item-level statistics pool the pairs' segments
+    pooled = correlate(together, level="item", subsets="pooled")
+    assert "subset" not in pooled.columns and pooled["n_groups"].max() == 4 + 5 + 6
     # a system has a given value in each pair: no pooled given cube
     with pytest.raises(ValueError, match=r"given per subset and the study holds 3 \(en-de, "):
-        correlate(together, level="system", system_scores="given")
+        correlate(together, level="system", system_scores="given", subsets="pooled")
     assert given_left_out(together, ("metric",), False) == []
     assert given_left_out(together.subset(subset="zh-en"), ("metric",), False) == []
     # an analysis that refuses a pair: the refusal names it (wmt-z has system-level values only)
     with pytest.raises(ValueError, match=r"^subset 'en-de': criterion must be one of mqm"):
-        per_subset(metric_clusters, together, **{**CLUSTERS, "criterion": "wmt-z"})
+        metric_clusters(together, **{**CLUSTERS, "criterion": "wmt-z"})
+    with pytest.raises(ValueError, match=r"^subsets must be one of 'each', 'pooled'; got 'all'"):
+        correlate(together, subsets="all")
 
 
-def test_per_subset_needs_subsets(hanna_study):
+def test_a_study_without_subsets_is_analysed_as_it_is(hanna_study):
     assert hanna_study.subsets == () and "subsets" not in repr(hanna_study)
-    with pytest.raises(ValueError, match=r"^the study 'HANNA' has no subsets"):
-        per_subset(correlate, hanna_study)
+    each, pooled = correlate(hanna_study), correlate(hanna_study, subsets="pooled")
+    assert "subset" not in each.columns and each.equals(pooled)
     with pytest.raises(ValueError, match=r"unknown subset 'en-de'; the study's subsets are none"):
         hanna_study.subset(subset="en-de")
 
@@ -393,7 +396,7 @@ def _csv(capsys):
         ("clusters", ["--criterion", "mqm", "--method", "pearson", "--permutations", "200"]),
     ],
 )
-def test_cli_per_subset(test_set, tmp_path, capsys, command, options):
+def test_cli_each_subset(test_set, tmp_path, capsys, command, options):
     db = tmp_path / "wmt.duckdb"
     for lp in LPS:
         assert (
@@ -401,7 +404,7 @@ def test_cli_per_subset(test_set, tmp_path, capsys, command, options):
         )
     capsys.readouterr()
     run = [command, "--db", str(db), *options, "--format", "csv"]
-    assert main([*run, "--per-subset"]) == 0
+    assert main(run) == 0
     out = capsys.readouterr()
     rows = list(csv.DictReader(io.StringIO(out.out)))
     assert out.err == "" and next(iter(rows[0])) == "subset"
@@ -411,15 +414,15 @@ def test_cli_per_subset(test_set, tmp_path, capsys, command, options):
     assert one == [
         {k: v for k, v in r.items() if k != "subset"} for r in rows if r["subset"] == "he-en"
     ]
-    # without --per-subset or --subset: the pairs pooled, and a note says so
-    assert main(run) == 0
-    out = capsys.readouterr()
-    assert out.err.startswith("note: the store holds 3 subsets (en-de, zh-en, he-en)")
+    # --pool-subsets: the pairs pooled, no subset column
+    assert main([*run, "--pool-subsets"]) == 0
+    pooled = _csv(capsys)
+    assert "subset" not in pooled[0] and len(pooled) < len(rows)
     assert main([*run, "--subset", "fr-de"]) == 2
     assert "error: subset: unknown subset 'fr-de'" in capsys.readouterr().err
 
 
-def test_cli_per_subset_given_notes(test_set, tmp_path, capsys):
+def test_cli_each_subset_given_notes(test_set, tmp_path, capsys):
     (test_set / "metric-scores" / "zh-en" / "AAA-refA.sys.score").unlink()
     db = tmp_path / "wmt.duckdb"
     for lp in LPS:
@@ -428,11 +431,11 @@ def test_cli_per_subset_given_notes(test_set, tmp_path, capsys):
         )
     capsys.readouterr()
     given = ["correlate", "--db", str(db), "--level", "system", "--system-scores", "given"]
-    assert main([*given, "--per-subset", "--format", "csv"]) == 0
+    assert main([*given, "--format", "csv"]) == 0
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
         "note: --system-scores given: left out 1 measure(s) without given system-level values in "
         "subset 'zh-en' (WMT: no .sys.score file): 'AAA-refA'"
     ]
-    assert main([*given, "--format", "csv"]) == 2
+    assert main([*given, "--pool-subsets", "--format", "csv"]) == 2
     assert "given per subset and the study holds 3" in capsys.readouterr().err

@@ -15,7 +15,7 @@ import pytest
 from polars.testing import assert_frame_equal
 from test_hardening import digest
 
-from hanna_stats.analyses import correlate, per_subset
+from hanna_stats.analyses import correlate
 from hanna_stats.cli import main
 from hanna_stats.store import InputError, ingest, load_study, open_store, tidy
 
@@ -168,7 +168,7 @@ def test_each_subset_is_the_subset_alone(stores):
 )
 def test_correlate_per_subset_equals_the_subset_alone(stores, options):
     together, alone = stores
-    stacked = per_subset(correlate, together, **options)
+    stacked = correlate(together, **options)
     assert stacked.columns[0] == "subset" and stacked.analysis == "correlate"
     assert stacked["subset"].unique(maintain_order=True).to_list() == list(LABELS)
     for label in LABELS:
@@ -180,13 +180,13 @@ def test_correlate_per_subset_equals_the_subset_alone(stores, options):
         assert_frame_equal(_sorted(one), _sorted(expected))
 
 
-def test_cli_per_subset(tmp_path, capsys):
+def test_cli_each_subset(tmp_path, capsys):
     db = tmp_path / "s.duckdb"
     path = write(tmp_path / "all.csv", subset_rows())
     assert main(["ingest", "--db", str(db), str(path)]) == 0
     capsys.readouterr()
     run = ["correlate", "--db", str(db), "--level", "system", "--format", "csv"]
-    assert main([*run, "--per-subset"]) == 0
+    assert main(run) == 0
     out = capsys.readouterr()
     rows = list(csv.DictReader(io.StringIO(out.out)))
     assert out.err == "" and next(iter(rows[0])) == "subset"
@@ -198,7 +198,7 @@ def test_cli_per_subset(tmp_path, capsys):
         {k: v for k, v in r.items() if k != "subset"} for r in rows if r["subset"] == "zh-en"
     ]
     # the table output names every subset too
-    assert main(["correlate", "--db", str(db), "--per-subset"]) == 0
+    assert main(["correlate", "--db", str(db)]) == 0
     out = capsys.readouterr().out
     assert all(label in out for label in LABELS)
 
@@ -351,5 +351,4 @@ def test_a_file_without_the_column_has_no_subsets(tmp_path):
     assert {s for _, s in stored_subsets(con)} == {None}
     study = load_study(con)
     assert study.subsets == () and "subsets" not in repr(study)
-    with pytest.raises(ValueError, match=r"has no subsets"):
-        per_subset(correlate, study)
+    assert "subset" not in correlate(study).columns
