@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -78,3 +79,16 @@ def wmt22_study(wmt22_dir):
         return load_study(con)
     finally:
         con.close()
+
+
+@pytest.fixture(scope="session")
+def java() -> str:
+    """The ``java`` binary that runs METEOR's original jar (the METEOR oracle tests). The test
+    command installs Debian's ``default-jre-headless``: missing under CI, the tests fail rather
+    than skip; elsewhere they skip."""
+    found = shutil.which("java")
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("java is not installed: the test command installs default-jre-headless")
+        pytest.skip("java not installed")
+    return found

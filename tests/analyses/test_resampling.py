@@ -15,6 +15,7 @@ import pytest
 import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 from hanna_stats.kernels import pairwise_accuracy
 from hanna_stats.kernels.bootstrap import (
@@ -79,6 +80,38 @@ def test_bootstrap_matches_scipy_on_a_mean(ci_method, scipy_method):
     assert ours.ci_low[0, 0] == pytest.approx(ref.confidence_interval.low, abs=1e-12)
     assert ours.ci_high[0, 0] == pytest.approx(ref.confidence_interval.high, abs=1e-12)
     assert ours.statistic[0, 0] == pytest.approx(R.mean(), abs=1e-12)
+
+
+@pytest.mark.parametrize("level", ["item", "system"])
+@pytest.mark.parametrize("resample", ["systems", "both"])
+@pytest.mark.parametrize("ci_method, scipy_method", [("percentile", "percentile"), ("bca", "BCa")])
+def test_bootstrap_over_systems_matches_scipy(level, resample, ci_method, scipy_method):
+    # scipy.stats.bootstrap over the index samples (the inputs' 0..G-1 and the systems'
+    # 0..S-1, unpaired): it draws rng.integers(0, G, (B, G)) then rng.integers(0, S, (B, S)),
+    # the draws of bootstrap_indices, and its BCa jackknifes each sample in turn (leave one
+    # input out, leave one system out) and sums the two axes' terms in the acceleration. The
+    # statistic is the scipy loop over the drawn rows and columns (level_stat).
+    X = cube(11, groups=10, systems=7)
+    ours = bootstrap_ci(
+        X[:1], X[1:], level=level, method="pearson", resample=resample,
+        ci_method=ci_method, resamples=300, seed=4,
+    )  # fmt: skip
+    inputs, systems = np.arange(10), np.arange(7)
+
+    def statistic(*drawn):
+        g = drawn[0] if resample == "both" else inputs
+        s = drawn[-1]
+        return level_stat(X[0][g][:, s], X[1][g][:, s], level, "pearson")
+
+    data = (inputs, systems) if resample == "both" else (systems,)
+    ref = scipy.stats.bootstrap(
+        data, statistic, method=scipy_method, n_resamples=300, vectorized=False,
+        rng=np.random.default_rng(4),
+    )  # fmt: skip
+    assert ours.n_valid[0, 0] == 300
+    np.testing.assert_allclose(ours.samples[:, 0, 0], ref.bootstrap_distribution, atol=1e-12)
+    assert ours.ci_low[0, 0] == pytest.approx(ref.confidence_interval.low, abs=1e-12)
+    assert ours.ci_high[0, 0] == pytest.approx(ref.confidence_interval.high, abs=1e-12)
 
 
 @pytest.mark.parametrize("level", ["item", "system"])
@@ -321,3 +354,38 @@ def test_pairwise_accuracy_matches_pair_loop(pairs):
     )
     got = pairwise_accuracy(x[None, None], y[None, None]).statistic[0, 0]
     assert got == pytest.approx(agree / (n * (n - 1) / 2))
+
+
+gappy_cubes = arrays(
+    np.float64, (1, 4, 5), elements=st.one_of(st.integers(0, 3).map(float), st.just(np.nan))
+)
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    A=gappy_cubes,
+    B=gappy_cubes,
+    group_by=st.sampled_from(["input", "system"]),
+    weighting=st.sampled_from(["uniform", "count"]),
+)
+def test_pairwise_accuracy_grouping_and_weighting_match_pair_loop(A, B, group_by, weighting):
+    # Per group (an input's systems, or a system's inputs) the complete pairs of observations,
+    # acc_eq by counting the pairs both order alike or both tie; the mean over the groups with
+    # at least 2 observations, each weighing 1 or its number of observations.
+    got = pairwise_accuracy(A, B, group_by=group_by, weighting=weighting).statistic[0, 0]
+    X, Y = (A[0], B[0]) if group_by == "input" else (A[0].T, B[0].T)
+    total = weight = 0.0
+    for x, y in zip(X, Y, strict=True):
+        keep = ~(np.isnan(x) | np.isnan(y))
+        x, y = x[keep], y[keep]
+        n = x.size
+        if n < 2:
+            continue
+        agree = sum(
+            np.sign(x[i] - x[j]) == np.sign(y[i] - y[j]) for i in range(n) for j in range(i + 1, n)
+        )
+        w = n if weighting == "count" else 1
+        total += w * agree / (n * (n - 1) / 2)
+        weight += w
+    expected = total / weight if weight else np.nan
+    assert got == pytest.approx(expected, rel=1e-12, abs=1e-12, nan_ok=True)

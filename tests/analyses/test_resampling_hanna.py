@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+import scipy.stats
+from test_resampling import perm_both_loop
 
 from hanna_stats.analyses.correlations import correlate
 from hanna_stats.analyses.resampling import correlation_ci, permutation_test
@@ -60,17 +62,19 @@ def test_permutation_test_on_hanna(con):
     # HANNA has no missing score: nothing drops out of any pair.
     assert (df["n_missing"] == 0).all() and (df["n_systems_dropped"] == 0).all()
     row = df.filter((pl.col("measure_a") == "BERTScore F1") & (pl.col("measure_b") == "BLEU"))
-    # The conventions' Williams example: system-level Pearson |r| 0.8867 vs 0.7730.
-    assert abs(row["r_a"][0]) == pytest.approx(0.8867, abs=1e-4)
-    assert abs(row["r_b"][0]) == pytest.approx(0.7730, abs=1e-4)
+    # scipy.stats.pearsonr of each metric's and Empathy's 10 system means.
+    human, a, b = np.nanmean(con.cube(measures=["Empathy", "BERTScore F1", "BLEU"]).values, 1)
+    assert row["r_a"][0] == pytest.approx(scipy.stats.pearsonr(a, human)[0], abs=1e-12)
+    assert row["r_b"][0] == pytest.approx(scipy.stats.pearsonr(b, human)[0], abs=1e-12)
     assert 0 <= row["pvalue"][0] <= 1 and row["n_valid"][0] == 200
     with pytest.raises(ValueError, match="criterion"):
         permutation_test(con, criterion="Nope")
 
 
 def test_story_level_kendall_units_and_early_stopping_on_hanna(con):
-    # All 2,556 metric pairs at story level (the polynomial fast path), against the slow
-    # per-input loop of the kernel on a few pairs and the same swaps.
+    # All 2,556 metric pairs at story level (the polynomial fast path): bit for bit the slow
+    # per-input loop of the kernel on a few pairs and the same swaps (a consistency check of
+    # the two paths), and on one pair scipy.stats.kendalltau per story (perm_both_loop).
     from hanna_stats.kernels._options import KENDALL, TAU_B
     from hanna_stats.kernels.permutation import (
         _item_null,
@@ -96,6 +100,10 @@ def test_story_level_kendall_units_and_early_stopping_on_hanna(con):
     fast = permutation_null(cube.values, crit, pairs, swaps, level="item")
     slow = _item_null(standardize(cube.values), crit, swaps, pairs, KENDALL, TAU_B)
     np.testing.assert_array_equal(fast, slow)
+    np.testing.assert_allclose(
+        fast[0, :11], perm_both_loop(cube.values[:2], crit, swaps[:10], "item", "kendall")[0],
+        atol=1e-12,
+    )  # fmt: skip
     stop = permutation_test(
         con, criterion="Coherence", level="story", permutations=400, unit="inputs",
         stop_alpha=0.05, alternative="two-sided",

@@ -51,6 +51,46 @@ def test_psych_r_test_outputs():
     assert _pair(*args, alternative="two-sided")[1] == pytest.approx(0.9317423, abs=5e-7)
 
 
+def test_less_is_the_lower_tail_of_psych_r_test():
+    # r.test's one-sided p of the first case above is 0.2716978 for H1 |r12| > |r13|, with
+    # t > 0; H1 |r12| < |r13| is the other tail of the same continuous t: 1 - 0.2716978; the
+    # pair given the other way round tests the same hypothesis as "greater" did.
+    n, m = 9, 5
+    rs = np.random.RandomState(12)
+    X, Y, Z = rs.random_sample((n, m)), rs.random_sample((n, m)), rs.random_sample((n, m))
+    pearson = lambda a, b: abs(scipy.stats.pearsonr(a.ravel(), b.ravel())[0])  # noqa: E731
+    r12, r13, r23 = pearson(X, Z), pearson(Y, Z), pearson(X, Y)
+    assert _pair(r12, r13, r23, n * m, "less")[1] == pytest.approx(1 - 0.2716978, abs=5e-7)
+    assert _pair(r13, r12, r23, n * m, "less")[1] == pytest.approx(0.2716978, abs=5e-7)
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    st.floats(-0.99, 0.99),
+    st.floats(-0.99, 0.99),
+    st.floats(-0.99, 0.99),
+    st.sampled_from([4, 10, 100]),
+)
+def test_less_greater_and_two_sided_against_student_t(ra, rb, rab, n):
+    # Williams' t is continuous: p_less = P(T <= t) = scipy.stats.t.cdf(t, n - 3),
+    # p_greater = P(T >= t), p_less + p_greater = 1 and two-sided = 2 min(p_less, p_greater).
+    # A "less" branch that computes "greater" (or a tail swapped in one cell) breaks each.
+    res = {
+        alt: williams_test([ra, rb], [[1.0, rab], [rab, 1.0]], n, alternative=alt)
+        for alt in ("less", "greater", "two-sided")
+    }
+    t = res["greater"].statistic[0, 1]
+    if np.isnan(t):
+        return
+    less, greater, two = (res[alt].pvalue for alt in ("less", "greater", "two-sided"))
+    for a, b, sign in ((0, 1, 1.0), (1, 0, -1.0)):
+        lower, upper = scipy.stats.t.cdf(sign * t, n - 3), scipy.stats.t.sf(sign * t, n - 3)
+        assert less[a, b] == pytest.approx(lower, rel=1e-9, abs=1e-15)
+        assert greater[a, b] == pytest.approx(upper, rel=1e-9, abs=1e-15)
+        assert less[a, b] + greater[a, b] == pytest.approx(1.0, abs=1e-12)
+        assert two[a, b] == pytest.approx(min(1.0, 2 * min(less[a, b], greater[a, b])), rel=1e-12)
+
+
 def test_signs_are_aligned_with_the_criterion():
     # Negating metric a (r_a -> -r_a, R[a, b] -> -R[a, b]) is the same test.
     base = williams_test([0.8, 0.6], [[1.0, 0.5], [0.5, 1.0]], 20)
@@ -123,21 +163,28 @@ def con(hanna_study):
     return hanna_study
 
 
-def test_hanna_conventions_example(con):
-    # docs/conventions.md, section 7: system level, Pearson, Empathy: BERTScore F1 |r| = 0.8867 vs
-    # BLEU 0.7730, t = 2.0002, p = 0.0428.
+def test_hanna_example_against_scipy_and_eq7(con):
+    # System level, Pearson, Empathy: BERTScore F1 against BLEU (docs/conventions.md, section 7).
+    # Reference: scipy.stats.pearsonr on the 10 systems' means, Steiger's eq. 7 written out
+    # here, and scipy.stats.t's tails with n - 3 = 7 degrees of freedom.
     df = williams(con, criterion="EM", level="system", method="pearson", correction="holm")
     assert df.height == 72 * 71
     row = df.filter((pl.col("measure_a") == "BERTScore F1") & (pl.col("measure_b") == "BLEU"))
     assert row["criterion"][0] == "Empathy"
     assert row["n"][0] == 10
-    assert round(abs(row["r_a"][0]), 4) == 0.8867
-    assert round(abs(row["r_b"][0]), 4) == 0.7730
-    assert round(row["statistic"][0], 4) == 2.0002
-    assert round(row["pvalue"][0], 4) == 0.0428
+    cube = con.cube(measures=["Empathy", "BERTScore F1", "BLEU"])
+    human, a, b = np.nanmean(cube.values, axis=1)
+    r12, r13 = scipy.stats.pearsonr(a, human)[0], scipy.stats.pearsonr(b, human)[0]
+    r23 = scipy.stats.pearsonr(a, b)[0]
+    det = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
+    rbar = (r12 + r13) / 2
+    t = (r12 - r13) * np.sqrt(9 * (1 + r23) / (2 * det * 9 / 7 + rbar**2 * (1 - r23) ** 3))
+    assert (row["r_a"][0], row["r_b"][0]) == pytest.approx((r12, r13), abs=1e-12)
+    assert row["statistic"][0] == pytest.approx(t, rel=1e-9)
+    assert row["pvalue"][0] == pytest.approx(scipy.stats.t.sf(t, 7), rel=1e-9)
     back = df.filter((pl.col("measure_a") == "BLEU") & (pl.col("measure_b") == "BERTScore F1"))
-    assert back["statistic"][0] == pytest.approx(-2.0002, abs=1e-4)
-    assert back["pvalue"][0] == pytest.approx(1 - 0.0428, abs=1e-4)
+    assert back["statistic"][0] == pytest.approx(-t, rel=1e-9)
+    assert back["pvalue"][0] == pytest.approx(scipy.stats.t.sf(-t, 7), rel=1e-9)
     np.testing.assert_array_equal(
         df["pvalue_adjusted"].to_numpy(),
         adjust_pvalues(df["pvalue"].to_numpy(), method="holm"),
@@ -158,6 +205,28 @@ def test_williams_all_matches_single_calls(con):
     assert part.equals(single)
     custom = williams(con, criterion="CX", level="story", method="pearson", n=50)
     assert (custom["n"] == 50).all()
+
+
+def test_williams_all_families_are_bh_by_statsmodels(con):
+    # family="criterion": Benjamini-Hochberg within each (criterion, level, method) block of
+    # ordered pairs; family="all": over every test of the call (statsmodels' fdr_bh, NaN
+    # p-values left out of the family).
+    from statsmodels.stats.multitest import multipletests
+
+    def bh(p):
+        out = np.full(p.shape, np.nan)
+        ok = ~np.isnan(p)
+        out[ok] = multipletests(p[ok], method="fdr_bh")[1]
+        return out
+
+    kwargs = {"levels": ("system",), "methods": ("pearson",), "correction": "bh"}
+    blocks = williams_all(con, **kwargs)
+    assert blocks["criterion"].n_unique() == 6
+    for (criterion,), part in blocks.group_by("criterion"):
+        expected = bh(part["pvalue"].to_numpy())
+        np.testing.assert_allclose(part["pvalue_adjusted"], expected, rtol=1e-12, err_msg=criterion)
+    every = williams_all(con, family="all", **kwargs)
+    np.testing.assert_allclose(every["pvalue_adjusted"], bh(every["pvalue"].to_numpy()), rtol=1e-12)
 
 
 def test_williams_bad_arguments(con):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 
 import numpy as np
 import polars as pl
@@ -200,9 +199,7 @@ def test_cider_equals_pycocoevalcap_with_several_references(items):
 
 
 @pytest.mark.slow
-def test_meteor_equals_pycocoevalcap_with_several_references():
-    if shutil.which("java") is None:
-        pytest.skip("java not installed")
+def test_meteor_equals_pycocoevalcap_with_several_references(java):
     from pycocoevalcap.meteor.meteor import Meteor
 
     from scoring.strings.meteor import meteor

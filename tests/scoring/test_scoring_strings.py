@@ -214,11 +214,7 @@ def test_ngram_stats_match_counters(a, b, max_n, scale):
 
 
 @pytest.mark.slow
-def test_meteor_agrees_with_pycocoevalcap():
-    import shutil
-
-    if shutil.which("java") is None:
-        pytest.skip("java not installed")
+def test_meteor_agrees_with_pycocoevalcap(java):
     from pycocoevalcap.meteor.meteor import Meteor
 
     from scoring.strings.meteor import meteor
