@@ -279,11 +279,28 @@ def dot_interval(
     :func:`~hanna_stats.analyses.system_means` gives them). Each panel has its own x scale,
     fitted to its means and intervals, where criteria differ (WMT: MQM about -25..0, raw DA
     0..100, z-scores about 0, each showing its intervals); panels share one scale where it fits
-    them all (:func:`_one_scale`, HANNA's 1-5 criteria), so that they compare.
+    them all (:func:`_one_scale`, HANNA's 1-5 criteria), so that they compare. A system with
+    no mean of a measure (a criterion that does not rate it) reads "not rated" in the middle of
+    that panel's range.
     """
     shared = _one_scale(frame, "measure", ["mean", "ci_low", "ci_high"])
     systems = frame["system"].unique(maintain_order=True).to_list()
-    data = frame.with_columns(_order(frame, "measure").alias("measure_order"))
+    measures = frame.select("measure").unique(maintain_order=True)
+    values = pl.concat_list("mean", "ci_low", "ci_high").list.explode().drop_nulls()
+    centres = frame.group_by("measure").agg(centre=(values.min() + values.max()) / 2)
+    if shared:
+        centres = centres.with_columns(
+            centre=(frame["ci_low"].min() + frame["ci_high"].max()) / 2
+        )
+    absent = (
+        pl.DataFrame({"system": systems})
+        .join(measures, how="cross")
+        .join(frame, on=["system", "measure"], how="anti")
+        .join(centres, on="measure")
+        .with_columns(note=pl.lit(NOT_RATED))
+    )
+    data = pl.concat([frame, absent], how="diagonal_relaxed")
+    data = data.with_columns(_order(data, "measure").alias("measure_order"))
     y = alt.Y("system:N", sort=systems, title=None)
     rule = (
         alt.Chart(name=f"{name}_interval")
@@ -300,8 +317,13 @@ def dot_interval(
         .mark_point(filled=True, size=40)
         .encode(y=y, x="mean:Q", tooltip=_tooltips(frame, columns))
     )
+    text = (
+        alt.Chart(name=f"{name}_absent")
+        .mark_text(color="#888", fontStyle="italic")
+        .encode(y=y, x="centre:Q", text="note:N")
+    )
     chart = (
-        alt.layer(rule, dot, data=_values(data))
+        alt.layer(rule, dot, *([text] if absent.height else []), data=_values(data))
         .properties(width=170, height=len(systems) * 16)
         .facet(
             facet=alt.Facet(
@@ -327,6 +349,7 @@ def dot_interval(
         marks=[f"{name}_mean_marks"],
         facet={"facet": "measure"},
         axes={"left": "system"},
+        empty=NOT_RATED,
         scales={"channel": "x", "columns": ["mean", "ci_low", "ci_high"]},
     )
 
