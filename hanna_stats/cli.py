@@ -75,9 +75,9 @@ def choices(name: str) -> tuple[str, ...]:
 
 
 def shown(value: Any) -> str:
-    """How a default reads in ``--help`` and in the README's table of defaults: a word as it is
-    typed, a tuple of words comma-separated (as ``--kinds`` takes them), ``None`` as ``none``, a
-    flag's ``False``/``True`` as ``off``/``on``."""
+    """How a default reads in ``--help`` and in the table of defaults (``docs/command-line.md``):
+    a word as it is typed, a tuple of words comma-separated (as ``--kinds`` takes them), ``None``
+    as ``none``, a flag's ``False``/``True`` as ``off``/``on``."""
     if value is None:
         return "none"
     if isinstance(value, bool):

@@ -161,7 +161,7 @@ WORDS: dict[str, tuple[str, ...]] = {
 }
 
 #: The default of each public word, the same in every analysis and on every command line
-#: (the README's table; ``tests/cli/test_cli_help.py`` checks both against it).
+#: (the table in ``docs/command-line.md``; ``tests/cli/test_cli_help.py`` checks both against it).
 #:
 #: - ``level="item"`` and ``method="kendall"``: the paper's first figures (story-level Kendall)
 #:   and the finest level a study has;

@@ -1,5 +1,7 @@
 -- hanna_stats score store: long format, one study per file.
--- Loaded by hanna_stats.store.db.open_store(); every statement is idempotent.
+-- Created by hanna_stats.store.db.open_store() (every statement is idempotent), which also runs
+-- it inside the migration of an older store (see the migrate_*.sql files). A change here that a
+-- stored file would not have bumps hanna_stats.store.db.SCHEMA_VERSION and adds a migration step.
 -- Natural keys (names) are unique; integer ids come from sequences.
 
 CREATE SEQUENCE IF NOT EXISTS system_id_seq;
@@ -30,11 +32,6 @@ CREATE TABLE IF NOT EXISTS inputs (
     document VARCHAR,
     subset   VARCHAR
 );
--- Stores written before the columns domain, document and subset existed gain them on their next
--- writable open.
-ALTER TABLE inputs ADD COLUMN IF NOT EXISTS domain VARCHAR;
-ALTER TABLE inputs ADD COLUMN IF NOT EXISTS document VARCHAR;
-ALTER TABLE inputs ADD COLUMN IF NOT EXISTS subset VARCHAR;
 
 -- Items (HANNA: stories): one output of one system for one input.
 CREATE TABLE IF NOT EXISTS items (
@@ -60,11 +57,6 @@ CREATE TABLE IF NOT EXISTS item_references (
     text     VARCHAR NOT NULL,
     PRIMARY KEY (item_id, position)
 );
--- Stores written before the table existed gain it on their next writable open, each item's
--- reference becoming its first (and only) one.
-INSERT INTO item_references (item_id, position, name, text)
-SELECT item_id, 1, NULL, reference FROM items
-WHERE reference IS NOT NULL AND item_id NOT IN (SELECT item_id FROM item_references);
 
 -- Human raters. kind 'person': one identified rater (HANNA: MTurk Worker ID).
 -- kind 'slot': a position among an item's ratings, not an identity (HANNA LLM file:
@@ -94,11 +86,6 @@ CREATE TABLE IF NOT EXISTS measures (
     source_name     VARCHAR                      -- the column header as in the source file
 );
 
--- Stores written before the columns judge and scale existed gain them on their next writable
--- open (without the CHECK, which ADD COLUMN cannot declare; hanna_stats.store checks scales).
-ALTER TABLE measures ADD COLUMN IF NOT EXISTS judge VARCHAR;
-ALTER TABLE measures ADD COLUMN IF NOT EXISTS scale VARCHAR;
-
 -- Item-level values: automatic metrics, judges, and human criteria known only as averages.
 -- scores and ratings carry no FOREIGN KEY clauses: DuckDB checks them row by row (about 2 s per
 -- million rows), and hanna_stats.store writes these tables only by INSERT ... SELECT joined to
@@ -126,8 +113,6 @@ CREATE TABLE IF NOT EXISTS ratings (
     assignment  VARCHAR,
     answer      VARCHAR                          -- the raw answer text, when given (LLM judges)
 );
-ALTER TABLE ratings ALTER COLUMN score DROP NOT NULL;
-ALTER TABLE ratings ADD COLUMN IF NOT EXISTS answer VARCHAR;
 
 -- System-level values that the study gives (not computed from items): WMT's system-level human
 -- scores (e.g. z-normalised DA, MQM) and metric scores (e.g. corpus BLEU), which are in general
@@ -135,9 +120,7 @@ ALTER TABLE ratings ADD COLUMN IF NOT EXISTS answer VARCHAR;
 -- Analyses use them on request (correlate --system-scores given); view system_scores keeps the
 -- means over items. Written like scores (INSERT ... SELECT joined to systems and measures).
 -- subset: the subset (inputs.subset) the value is given for, '' for none (a key column cannot be
--- NULL): a system has one value per measure in each language pair of a WMT store. Stores written
--- before the column existed are rebuilt with it on their next writable open
--- (hanna_stats.store.db).
+-- NULL): a system has one value per measure in each language pair of a WMT store.
 CREATE TABLE IF NOT EXISTS system_level_scores (
     measure_id INTEGER NOT NULL,                 -- measures.measure_id
     system_id  INTEGER NOT NULL,                 -- systems.system_id
@@ -165,13 +148,11 @@ CREATE TABLE IF NOT EXISTS domain_level_scores (
 -- holds one, after the test set ('wmt23') once it holds several.
 -- item_word: the study's own word for its items (HANNA 'story', SummEval 'summary', WMT
 -- 'segment'; default 'item'), written by the first ingest; the report names the item level by it
--- ("story level"), the analyses' outputs always say 'item'. NULL in a store written before the
--- column existed (read as 'story' for HANNA, else 'item').
+-- ("story level"), the analyses' outputs always say 'item'.
 CREATE TABLE IF NOT EXISTS study (
     name      VARCHAR NOT NULL,
     item_word VARCHAR
 );
-ALTER TABLE study ADD COLUMN IF NOT EXISTS item_word VARCHAR;
 
 -- What each ingest found outside its measures' scales and what its scale policy did, per
 -- measure: values below scale_min, above scale_max, not whole on a Likert or integer scale (rater
@@ -199,4 +180,12 @@ CREATE TABLE IF NOT EXISTS ingests (
     n_values BIGINT NOT NULL,                    -- scores + ratings + system-level scores
     ingested_at TIMESTAMP NOT NULL DEFAULT current_timestamp,
     PRIMARY KEY (sha256, format)
+);
+
+-- The store's schema: one row, written when the store is created or migrated. schema_version is
+-- hanna_stats.store.db.SCHEMA_VERSION of the package that wrote it (an older store, without this
+-- table, is schema 0); written_by: that package's version.
+CREATE TABLE IF NOT EXISTS store_schema (
+    schema_version INTEGER NOT NULL,
+    written_by     VARCHAR NOT NULL
 );

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from importlib import metadata
 from pathlib import Path
 
 import duckdb
@@ -13,6 +14,12 @@ _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 # has it next to the package.
 _SQL_DIRS = (_PACKAGE_DIR / "sql", _PACKAGE_DIR.parent / "sql")
 SCHEMA_FILES = ("schema.sql", "views.sql")
+#: The schema this package writes (table ``store_schema``). A store without that table is schema 0.
+SCHEMA_VERSION = 1
+#: The migration steps: ``MIGRATIONS[k]`` takes a store from schema ``k`` to ``k + 1``.
+MIGRATIONS = ("migrate_0.sql",)
+#: The package version recorded with the schema (``store_schema.written_by``).
+PACKAGE_VERSION = metadata.version("hanna_stats")
 # A DuckDB database file has these bytes at this offset (its main header, after a checksum).
 _DUCKDB_MAGIC, _DUCKDB_MAGIC_AT = b"DUCK", 8
 
@@ -57,14 +64,15 @@ def open_store(
     path : str or Path, optional
         DuckDB database file; None opens an in-memory store.
     read_only : bool
-        Open an existing file without write access. The schema is then not (re)created.
+        Open an existing file without write access.
 
     Returns
     -------
     duckdb.DuckDBPyConnection
         Connection whose tables and views are those of ``sql/schema.sql`` and ``sql/views.sql``
-        (both idempotent, run on every writable open). The ``scores_wide`` view exists once data
-        has been ingested.
+        at :data:`SCHEMA_VERSION` (table ``store_schema``). A new store is created at it; a
+        writable open of an older store migrates it in one transaction (see :func:`migrate`).
+        The ``scores_wide`` view exists once data has been ingested.
 
     Raises
     ------
@@ -73,7 +81,9 @@ def open_store(
     ValueError
         If ``read_only`` is asked for an in-memory store, or the file exists and is not a
         DuckDB database (DuckDB would open a CSV, Parquet or JSON file as an empty in-memory
-        database, and silently lose what is written to it).
+        database, and silently lose what is written to it); if the store's schema is newer than
+        :data:`SCHEMA_VERSION`, or older and ``read_only`` (a read-only open writes nothing: the
+        message says how to migrate the file).
     """
     if path is None:
         if read_only:
@@ -82,47 +92,96 @@ def open_store(
     else:
         path = Path(path)
         _check_database_file(path)
-        if read_only:
-            if not path.is_file():
-                raise DataNotFoundError(
-                    f"no score store at {path}: build it first (e.g. open_store(path) and an "
-                    "ingest, or build_hanna_store(data_dir, path))"
+        if read_only and not path.is_file():
+            raise DataNotFoundError(
+                f"no score store at {path}: build it first (e.g. open_store(path) and an "
+                "ingest, or build_hanna_store(data_dir, path))"
+            )
+        con = duckdb.connect(str(path), read_only=read_only)
+    try:
+        version, written_by = schema_version(con)
+        if version is None and not read_only:
+            _in_transaction(con, _create)
+        elif version is not None and version > SCHEMA_VERSION:
+            raise ValueError(
+                f"{path}: store schema {version} (written by hanna_stats {written_by}) is newer "
+                f"than schema {SCHEMA_VERSION}, the one hanna_stats {PACKAGE_VERSION} reads: "
+                "upgrade hanna_stats to open it"
+            )
+        elif version is not None and version < SCHEMA_VERSION:
+            if read_only:
+                raise ValueError(
+                    f"{path}: store schema {version} (written before stores recorded their "
+                    f"schema), older than schema {SCHEMA_VERSION}: migrate the file once by "
+                    f'opening it for writing, e.g. `python -m hanna_stats sql --write --db {path} '
+                    '"SELECT schema_version FROM store_schema"` (or any ingest into it)'
                 )
-            return duckdb.connect(str(path), read_only=True)
-        con = duckdb.connect(str(path))
-    _key_by_subset(con)
-    for name in SCHEMA_FILES:
-        con.execute(read_sql(name))
+            migrate(con, version)
+    except BaseException:
+        con.close()
+        raise
     return con
 
 
-#: Tables of given values keyed by subset (column ``subset``, part of their primary key).
-SUBSET_KEYED = ("system_level_scores", "domain_level_scores")
-
-
-def _key_by_subset(con: duckdb.DuckDBPyConnection) -> None:
-    """Rebuild, in one transaction, the tables of :data:`SUBSET_KEYED` of a store written before
-    their column ``subset`` existed: a primary key cannot be altered, so each is renamed, created
-    anew by ``schema.sql`` and refilled (its values with subset ``''``)."""
-    old = [
-        table
-        for (table,) in con.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND "
-            "table_name IN ? AND table_name NOT IN (SELECT table_name FROM duckdb_columns() "
-            "WHERE schema_name = 'main' AND column_name = 'subset')",
-            [list(SUBSET_KEYED)],
+def schema_version(con: duckdb.DuckDBPyConnection) -> tuple[int | None, str | None]:
+    """The schema of an open store and the hanna_stats version that wrote it (table
+    ``store_schema``): ``(0, None)`` for a store without that table, ``(None, None)`` for a
+    database without tables (a new store)."""
+    tables = {
+        name
+        for (name,) in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main'"
         ).fetchall()
-    ]
-    if not old:
-        return
+    }
+    if "store_schema" not in tables:
+        return (0, None) if tables else (None, None)
+    rows = con.execute("SELECT schema_version, written_by FROM store_schema").fetchall()
+    if len(rows) != 1:
+        raise ValueError(f"table store_schema holds {len(rows)} rows, expected 1")
+    return rows[0]
+
+
+def migrate(con: duckdb.DuckDBPyConnection, version: int) -> None:
+    """Migrate a store from schema ``version`` to :data:`SCHEMA_VERSION` in one transaction: a
+    failure leaves it as it was.
+
+    ``schema.sql`` creates the tables the store lacks; the steps of :data:`MIGRATIONS` from
+    ``version`` on run in order; ``schema.sql`` runs again to create anew each table a step
+    renamed to ``_hs_old_<name>``, which is refilled by column name (a column it lacked takes its
+    default) and dropped; then the views and the version are written.
+    """
+
+    def steps(con: duckdb.DuckDBPyConnection) -> None:
+        con.execute(read_sql("schema.sql"))
+        for step in MIGRATIONS[version:]:
+            con.execute(read_sql(step))
+        con.execute(read_sql("schema.sql"))
+        old = con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' "
+            "AND starts_with(table_name, '_hs_old_')"
+        ).fetchall()
+        for (table,) in old:  # our own table names, never user input
+            new = table.removeprefix("_hs_old_")
+            con.execute(f"INSERT INTO {new} BY NAME SELECT * FROM {table}")
+            con.execute(f"DROP TABLE {table}")
+        _create(con)
+
+    _in_transaction(con, steps)
+
+
+def _create(con: duckdb.DuckDBPyConnection) -> None:
+    """Create the schema and views (idempotent) and record :data:`SCHEMA_VERSION`."""
+    for name in SCHEMA_FILES:
+        con.execute(read_sql(name))
+    con.execute("DELETE FROM store_schema")
+    con.execute("INSERT INTO store_schema VALUES (?, ?)", [SCHEMA_VERSION, PACKAGE_VERSION])
+
+
+def _in_transaction(con: duckdb.DuckDBPyConnection, write) -> None:
+    """Run ``write(con)`` in one transaction, rolled back if it fails."""
     con.execute("BEGIN TRANSACTION")
     try:
-        for table in old:  # our own table names, never user input
-            con.execute(f"ALTER TABLE {table} RENAME TO _hs_unkeyed_{table}")
-        con.execute(read_sql("schema.sql"))
-        for table in old:
-            con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM _hs_unkeyed_{table}")
-            con.execute(f"DROP TABLE _hs_unkeyed_{table}")
+        write(con)
     except BaseException:
         con.execute("ROLLBACK")
         raise

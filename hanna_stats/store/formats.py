@@ -257,10 +257,8 @@ def _one_test_set_per_store(
         if source.lp in pairs:
             return {}
         return {"extend": True, "study": folder, "rename_study": True}
-    older = unlabelled and held is not None and held.startswith(f"{folder} ")
-    why = " (written before language pairs could share a store)" if older else ""
     raise source.error(
-        f"this store holds {held or 'another study'}{why}; a store holds the language pairs of "
+        f"this store holds {held or 'another study'}; a store holds the language pairs of "
         f"one test set: ingest {source.lp} into its own store"
     )
 

@@ -8,8 +8,7 @@ A measure may declare a scale (catalogue columns ``scale``, ``scale_min``, ``sca
 
 Rater-level values (one person's rating, one try of an LLM judge) must be whole numbers on a
 Likert or integer scale; item-level values are means of such ratings, so only their bounds are
-checked. A measure with both bounds and no declared scale is Likert (stores written before the
-``scale`` column existed).
+checked. A measure with both bounds and no declared scale is Likert.
 
 What happens to a value outside its scale: a human measure's file is refused, naming the row
 (people rate on the scale they are shown; a value outside it is a data error). Any other measure

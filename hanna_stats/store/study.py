@@ -22,8 +22,6 @@ from hanna_stats.store.db import open_store
 from hanna_stats.store.errors import DataNotFoundError, InputError
 from hanna_stats.store.fetch import METRIC_SCORES_FILE
 from hanna_stats.store.formats import build_hanna_store, detect_format, ingest
-from hanna_stats.store.hanna import ITEM_WORD as HANNA_ITEM_WORD
-from hanna_stats.store.hanna import STUDY as HANNA
 from hanna_stats.study import Study, Subsets
 
 # Every item-level value (view story_scores) in one pass over the view. Rows with m, g and
@@ -55,26 +53,13 @@ UNION ALL SELECT -1, -1, s, NULL, name, is_human FROM ss
 """
 
 # The system-level values the study gives (view given_system_scores), in catalogue order, then
-# store order, then subset. A store written before table system_level_scores existed, opened
-# read-only, has neither the table nor the view: it gives none; one written before the column
-# subset existed gives them for no subset.
+# store order, then subset.
 _GIVEN = """
-SELECT measure, kind, measure_position, system, is_human, system_position, value,
-       {subset} AS subset
+SELECT measure, kind, measure_position, system, is_human, system_position, value, subset
 FROM given_system_scores
 ORDER BY measure_position NULLS LAST, measure, system_position NULLS LAST, system,
          subset NULLS FIRST
 """
-GIVEN_SCHEMA = {
-    "measure": pl.String,
-    "kind": pl.String,
-    "measure_position": pl.Int32,
-    "system": pl.String,
-    "is_human": pl.Boolean,
-    "system_position": pl.Int32,
-    "value": pl.Float64,
-    "subset": pl.String,
-}
 
 _MEASURES = """
 SELECT name AS measure, kind, coalesce(family, '') AS family, reference_based, symbol,
@@ -136,18 +121,12 @@ SELECT what, n FROM (
     UNION ALL SELECT 4, 'raters', count(*) FROM raters
     UNION ALL SELECT 5, 'rater-level ratings', count(*) FROM ratings
     UNION ALL SELECT 6, 'measures: ' || kind, count(*) FROM measures GROUP BY kind
-    UNION ALL SELECT 7, 'item-level scores', count(*) FROM scores{given}
+    UNION ALL SELECT 7, 'item-level scores', count(*) FROM scores
+    UNION ALL SELECT 8, 'system-level scores given', count(*) FROM system_level_scores
+    UNION ALL SELECT 9, 'domain-level scores given', count(*) FROM domain_level_scores
 )
 ORDER BY k, what
 """
-# The values an ingest counts but keeps aside from the items (WMT's .sys.score and .domain.score
-# lines, missing ones included): rows of _COUNTS for the tables a store has (one written before
-# they existed, opened read-only, has neither).
-_GIVEN_COUNTS = {
-    "system_level_scores": "UNION ALL SELECT 8, 'system-level scores given', count(*) FROM {}",
-    "domain_level_scores": "UNION ALL SELECT 9, 'domain-level scores given', count(*) FROM {}",
-}
-
 _FAMILIES = """
 SELECT kind,
        coalesce(family, '') AS family,
@@ -201,12 +180,6 @@ def load_study(con: duckdb.DuckDBPyConnection) -> Study:
     values = np.full((m.max() + 1, g.max() + 1, s.max() + 1), np.nan)
     values[m[data], g[data], s[data]] = np.ma.getdata(rows["value"])[data].astype(np.float64)
     systems = axis(s)
-    columns = _columns(con, "given_system_scores")
-    if columns:
-        subset = "subset" if "subset" in columns else "NULL::VARCHAR"
-        given = con.sql(_GIVEN.format(subset=subset)).pl()
-    else:
-        given = pl.DataFrame(schema=GIVEN_SCHEMA)
     inputs = tuple(str(x) for x in names[axis(g)])
     return Study(
         values=values,
@@ -215,33 +188,16 @@ def load_study(con: duckdb.DuckDBPyConnection) -> Study:
         inputs=inputs,
         systems=tuple(str(x) for x in names[systems]),
         is_human=np.array([bool(h) for h in np.ma.getdata(rows["is_human"])[systems]]),
-        system_values=given,
+        system_values=con.sql(_GIVEN).pl(),
         catalogue=catalogue,
         ratings=con.sql(_RATINGS).pl(),
         scale_checks=con.sql(_SCALE_CHECKS).pl(),
-        counts=con.sql(_counts(con)).pl(),
+        counts=con.sql(_COUNTS).pl(),
         families=con.sql(_FAMILIES).pl(),
         sources=con.sql(_SOURCES).pl(),
         subset_index=_subsets(con, inputs, (m[data], g[data], s[data]), values.shape),
         **_study_row(con),
     )
-
-
-def _counts(con: duckdb.DuckDBPyConnection) -> str:
-    """:data:`_COUNTS` with a row for each table of :data:`_GIVEN_COUNTS` the store has."""
-    given = "".join(
-        f"\n    {row.format(table)}" for table, row in _GIVEN_COUNTS.items() if _columns(con, table)
-    )
-    return _COUNTS.format(given=given)
-
-
-def _columns(con: duckdb.DuckDBPyConnection, table: str) -> set[str]:
-    """The columns of a table or view of the store (none if it has no such one)."""
-    rows = con.execute(
-        "SELECT column_name FROM duckdb_columns() WHERE schema_name = 'main' AND table_name = ?",
-        [table],
-    ).fetchall()
-    return {name for (name,) in rows}
 
 
 def _subsets(
@@ -252,10 +208,7 @@ def _subsets(
 ) -> Subsets | None:
     """The subsets of the inputs (column ``inputs.subset``), in the order of their first input,
     and the measures and systems with a stored value (a missing one included) in each, from the
-    ``(m, g, s)`` codes of the cube's values; None when no input has a subset (or the store was
-    written before the column existed)."""
-    if "subset" not in _columns(con, "inputs"):
-        return None
+    ``(m, g, s)`` codes of the cube's values; None when no input has a subset."""
     labelled = dict(
         con.execute("SELECT name, subset FROM inputs WHERE subset IS NOT NULL").fetchall()
     )
@@ -275,15 +228,10 @@ def _subsets(
 
 
 def _study_row(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
-    """The study's name and word for its items (``"item"`` when the store has none). A store
-    written before ``study.item_word`` existed has none (NULL, or no such column when opened
-    read-only): HANNA's items are then stories."""
-    study = con.sql("SELECT * FROM study ORDER BY ALL LIMIT 1").pl()
-    if study.is_empty():
-        return {"name": "", "item_word": "item"}
-    row = study.row(0, named=True)
-    word = row.get("item_word") or (HANNA_ITEM_WORD if row["name"] == HANNA else "item")
-    return {"name": row["name"] or "", "item_word": word}
+    """The study's name and word for its items (``"item"`` when the store holds no study)."""
+    rows = con.execute("SELECT name, item_word FROM study ORDER BY ALL LIMIT 1").fetchall()
+    name, word = rows[0] if rows else ("", "item")
+    return {"name": name, "item_word": word}
 
 
 def open_study(source: str | Path, *, human_system: str | None = None) -> Study:

@@ -1,9 +1,8 @@
 """Read the texts a store holds, for scoring them (``score --db STORE`` without ``--input``).
 
 Each item's output text (``items.text``), its references (``item_references``, first one
-first; the store must have been opened for writing, which gives an older store the table) and
-its input's text (``inputs.text``, the source that reference-free metrics compare with), in the
-shape :mod:`scoring.io` gives a file's texts.
+first) and its input's text (``inputs.text``, the source that reference-free metrics compare
+with), in the shape :mod:`scoring.io` gives a file's texts.
 """
 
 from __future__ import annotations

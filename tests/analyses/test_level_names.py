@@ -221,24 +221,23 @@ def test_cli_ingest_item_word(tidy_file, tmp_path):
 
 @pytest.mark.parametrize(("name", "word"), [("HANNA", "story"), ("small", "item")])
 def test_store_without_item_word_is_migrated(tidy_file, tmp_path, name, word):
-    """A store written before study.item_word existed: read-only it has no such column, a
-    writable open adds it (NULL); either way HANNA's items are stories, others' items."""
+    """A store of schema 0 without study.item_word: read-only it is refused; a writable open
+    migrates it: HANNA's items are stories, others' items."""
     path = tmp_path / "old.duckdb"
     con = open_store(path)
     ingest(con, tidy_file, study=name, format="tidy")
     con.execute("ALTER TABLE study DROP COLUMN item_word")
+    con.execute("DROP TABLE store_schema")
     con.close()
-    con = open_store(path, read_only=True)
-    assert con.sql("SELECT * FROM study").columns == ["name"]
-    assert load_study(con).item_word == word
-    con.close()
+    with pytest.raises(ValueError, match="store schema 0"):
+        open_store(path, read_only=True)
     con = open_store(path)
-    assert study_row(con) == (name, None)
+    assert study_row(con) == (name, word)
     assert load_study(con).item_word == word
     more = tidy_file.with_name("more.csv")  # another file of the same study: a new metric
     tidy_rows().filter(pl.col("measure") == "m0").with_columns(measure=pl.lit("m9")).write_csv(more)
     assert ingest(con, more, item_word="summary", format="tidy")[0].added["measures"] == 1
-    assert study_row(con) == (name, None)  # the first ingest's word (none) stands
+    assert study_row(con) == (name, word)  # the study's word stands
     assert load_study(con).item_word == word
     con.close()
 

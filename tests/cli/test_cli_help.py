@@ -1,6 +1,6 @@
 """The command line's face: every option has help and a shown default, choices and defaults come
-from hanna_stats.vocabulary, and the README's table of defaults says what the command line and
-the analyses do."""
+from hanna_stats.vocabulary, and the table of defaults (docs/command-line.md) says what the
+command line and the analyses do."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ import pytest
 from hanna_stats import analyses, cli
 from hanna_stats.vocabulary import DEFAULTS, WORDS
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+DEFAULTS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "command-line.md"
 COMMANDS = {command.name: command for command in cli._commands()}
 #: The rater analyses (agreement, system_means, ...: their ``kinds`` are rated kinds, annotated
 #: ``RatedKind``): they keep the human-written stories, which the raters rated like the systems'
-#: ones (the README's include_human row says so).
+#: ones (the table of defaults' include_human row says so).
 RATER_FUNCTIONS = {
     name
     for name in analyses.__all__
@@ -31,7 +31,7 @@ RATER_COMMANDS = {
 #: Descriptions of the data (no analysis option): every story, the human-written ones too.
 OVERVIEW_FUNCTIONS = {"criterion_values", "measure_values"}
 #: An option whose None default means "not asked for": correlate adds Fisher intervals only
-#: with --confidence (the README's confidence_level row says so).
+#: with --confidence (the table of defaults' confidence_level row says so).
 OPTIONAL = {("correlate", "confidence")}
 
 
@@ -158,8 +158,8 @@ def test_analysis_defaults_are_the_vocabulary_defaults(name):
 
 
 def _readme_table() -> dict[str, list[str]]:
-    """The README's table of defaults: word -> its cells."""
-    text = README.read_text(encoding="utf-8")
+    """The table of defaults (docs/command-line.md): word -> its cells."""
+    text = DEFAULTS_PAGE.read_text(encoding="utf-8")
     section = text.split("### Defaults", 1)[1]
     rows = {}
     for line in section.splitlines():
@@ -184,7 +184,7 @@ def test_readme_table_of_defaults():
         if word != "format":
             python = re.findall(r"`([a-z_]+)=`", cells[2])
             assert python, word
-    # the options the README names are the command line's
+    # the options the table names are the command line's
     flags = {f for p in _subparsers().values() for a in _options(p) for f in a.option_strings}
     for word, cells in rows.items():
         for flag in re.findall(r"`(--[a-z-]+)`", cells[1]):

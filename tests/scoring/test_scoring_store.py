@@ -215,7 +215,8 @@ def test_old_store_gains_the_table_on_a_writable_open(tmp_path, summeval):
     db = tmp_path / "s.duckdb"
     con = open_store(db)
     ingest(con, path, format="summeval")
-    con.execute("DROP TABLE item_references")  # as written before the table existed
+    con.execute("DROP TABLE item_references")  # a store of schema 0 without the table
+    con.execute("DROP TABLE store_schema")
     con.close()
     con = open_store(db)
     refs = references(con)

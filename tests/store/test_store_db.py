@@ -22,6 +22,7 @@ TABLES = {
     "system_level_scores",
     "item_references",
     "domain_level_scores",
+    "store_schema",
 }
 VIEWS = {
     "measure_catalogue",

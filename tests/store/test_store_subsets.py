@@ -15,7 +15,6 @@ from __future__ import annotations
 import csv
 import io
 
-import duckdb
 import numpy as np
 import polars as pl
 import pytest
@@ -359,9 +358,9 @@ UPDATE inputs SET subset = NULL;
 
 
 def test_store_written_before_subsets(test_set, tmp_path):
-    """A store of one pair written before the subset columns existed: read-only, it loads
-    without subsets; a writable open keys its given values by subset (subset '', values kept);
-    it refuses a second pair."""
+    """A store of one pair of schema 0 whose given values are not keyed by subset: read-only, it
+    is refused; a writable open migrates it, keying them by subset (subset '', values kept); it
+    refuses a second pair."""
     db = tmp_path / "old.duckdb"
     con = open_store(db)
     _ingest(con, test_set, "en-de")
@@ -370,16 +369,14 @@ def test_store_written_before_subsets(test_set, tmp_path):
     con.execute("ALTER TABLE system_level_scores RENAME TO new_system")
     con.execute("ALTER TABLE domain_level_scores RENAME TO new_domain")
     con.execute(OLD_GIVEN)
+    con.execute("DROP TABLE store_schema")
     con.close()
-    con = duckdb.connect(str(db), read_only=True)
-    study = load_study(con)
-    con.close()
-    assert study.system_values["subset"].is_null().all() and study.system_values.height
-    assert study.subsets == () and study.name == "wmt23 en-de"
+    with pytest.raises(ValueError, match=r"store schema 0 .* opening it for writing"):
+        open_store(db, read_only=True)
     con = open_store(db)  # a writable open rebuilds the tables keyed by subset
     assert con.execute(query).fetchall() == given
     assert con.execute("SELECT DISTINCT subset FROM system_level_scores").fetchall() == [("",)]
-    with pytest.raises(InputError, match=r"written before language pairs could share a store"):
+    with pytest.raises(InputError, match=r"holds wmt23 en-de; a store holds the language pairs"):
         _ingest(con, test_set, "zh-en")
     con.close()
 

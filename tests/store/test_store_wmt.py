@@ -621,15 +621,17 @@ def test_gzip_compressed_files_are_read_as_their_content(test_set):
 
 
 def test_store_without_system_level_table(test_set, tmp_path):
-    """A store written before system_level_scores existed, opened read-only, loads (no given
-    values) and refuses system_scores='given'."""
+    """A store of schema 0 without system_level_scores: a writable open creates the table; the
+    study has no given values and refuses system_scores='given'."""
     db = tmp_path / "old.duckdb"
     con = open_store(db)
     ingest(con, test_set, lp="en-de", ref="refA", format="wmt")
     con.execute("DROP VIEW given_system_scores")
     con.execute("DROP TABLE system_level_scores")
+    con.execute("DROP TABLE store_schema")
     con.close()
-    con = open_store(db, read_only=True)
+    con = open_store(db)
+    assert con.execute("SELECT count(*) FROM system_level_scores").fetchall() == [(0,)]
     study = load_study(con)
     con.close()
     assert study.system_values.is_empty() and study.measures == (
@@ -639,10 +641,6 @@ def test_store_without_system_level_table(test_set, tmp_path):
     )
     with pytest.raises(ValueError, match="no given system-level values"):
         correlate(study, level="system", system_scores="given")
-    # a writable open creates the table again
-    con = open_store(db)
-    assert con.execute("SELECT count(*) FROM system_level_scores").fetchall() == [(0,)]
-    con.close()
 
 
 def test_rerun_is_idempotent(test_set):
@@ -882,16 +880,17 @@ def test_documents_give_domain_and_document(test_set):
 
 
 def test_old_store_gains_domain_and_document(tmp_path):
-    """A store written before inputs.domain, inputs.document and inputs.subset existed (the
-    schema without them) gains them when it is opened for writing, its rows kept."""
+    """A store of schema 0 without inputs.domain, inputs.document and inputs.subset gains them
+    when it is opened for writing, its rows kept."""
     old_schema = "\n".join(
         line
         for line in read_sql("schema.sql").splitlines()
-        if not re.match(r"\s*(domain|document|subset)\s+VARCHAR,?$|ALTER TABLE inputs", line)
+        if not re.match(r"\s*(domain|document|subset)\s+VARCHAR,?$", line)
     ).replace("text     VARCHAR,\n", "text     VARCHAR\n")
     db = tmp_path / "old.duckdb"
     con = duckdb.connect(str(db))
     con.execute(old_schema)
+    con.execute("DROP TABLE store_schema")
     con.execute("INSERT INTO inputs (name, position, text) VALUES ('en-de:0', 0, 'source')")
     assert "domain" not in {r[0] for r in con.execute("DESCRIBE inputs").fetchall()}
     con.close()
