@@ -186,7 +186,7 @@ MUTATIONS = (
     Mutation(
         "krippendorff level_of_measurement=ordinal computed as interval",
         "hanna_stats/kernels/agreement.py",
-        "            point = _rankdata(values)\n",
+        "            point = average_ranks(values)\n",
         "            point = values\n",
         ("tests/kernels/test_agreement_kernels.py::test_krippendorff_2011_example_c",),
     ),

@@ -1,11 +1,12 @@
-"""The layers: no module imports a layer above its own, or a private name of another layer.
+"""The layers: no module imports a layer above its own, or a private name of another module.
 
 ``sql/`` -> :mod:`hanna_stats.store` -> :mod:`hanna_stats.kernels` -> :mod:`hanna_stats.analyses`
 -> ``reports/`` -> :mod:`hanna_stats.cli`, with :mod:`hanna_stats.vocabulary` (the words) and
 :mod:`hanna_stats.study` (the in-memory Study and Cube) beneath the analyses,
 :mod:`hanna_stats.tables` (the tables people read) beneath the reports, and ``scoring/``
 beside the store (it computes metrics from texts into it). Every import statement counts,
-including those inside functions (the lazy ones).
+including those inside functions (the lazy ones). A private (``_``) name is private to its module:
+what two modules share has a public name in one of them (``from . import _x`` crosses modules too).
 """
 
 from __future__ import annotations
@@ -96,10 +97,10 @@ CASES = modules()
 
 
 @pytest.mark.parametrize(("name", "path"), CASES, ids=[name for name, _ in CASES])
-def test_no_import_reaches_up_or_into_private_names(name, path):
+def test_no_import_reaches_up_or_into_private_modules(name, path):
     own = layer(name)
     problems = []
-    for line, module, names in imports(name, path):
+    for line, module, _ in imports(name, path):
         target = layer(module)
         if target is None or target == own:
             continue
@@ -107,9 +108,54 @@ def test_no_import_reaches_up_or_into_private_names(name, path):
         if target not in ALLOWED[own]:
             problems.append(f"{where}: the {own} layer imports {module} ({target} layer)")
         private = [p for p in module.split(".")[1:] if p.startswith("_")]
-        private += [n for n in names if n.startswith("_")]
         if private:
             problems.append(f"{where}: imports private {', '.join(private)} of {module}")
+    assert not problems, "\n".join(problems)
+
+
+def private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def is_module(module: str) -> bool:
+    path = REPO.joinpath(*module.split("."))
+    return path.is_dir() or path.with_suffix(".py").is_file()
+
+
+@pytest.mark.parametrize(("name", "path"), CASES, ids=[name for name, _ in CASES])
+def test_no_private_name_crosses_a_module(name, path):
+    """Neither ``from m import _x`` nor ``m._x`` of another module ``m`` of this project."""
+    problems = [
+        f"{path.relative_to(REPO)}:{line}: imports private {n} of {module}"
+        for line, module, names in imports(name, path)
+        if layer(module) is not None and module != name
+        for n in names
+        if private(n)
+    ]
+    bound = {}  # local name -> the project module it is bound to
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if layer(alias.name) is not None:
+                    head = alias.asname or alias.name.partition(".")[0]
+                    bound[head] = alias.name if alias.asname else head
+    for _, module, names in imports(name, path):
+        for n in names:
+            if layer(module) is not None and is_module(f"{module}.{n}"):
+                bound[n] = f"{module}.{n}"
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and private(node.attr)):
+            continue
+        chain, value = [], node.value
+        while isinstance(value, ast.Attribute):
+            chain.append(value.attr)
+            value = value.value
+        if isinstance(value, ast.Name) and value.id in bound:
+            module = ".".join([bound[value.id], *reversed(chain)])
+            if is_module(module) and module != name:
+                where = f"{path.relative_to(REPO)}:{node.lineno}"
+                problems.append(f"{where}: uses private {node.attr} of {module}")
     assert not problems, "\n".join(problems)
 
 

@@ -209,13 +209,13 @@ def correlate(
             f"group_by and weighting apply to the item level; got level={level!r} (system and "
             "global level correlate one group)"
         )
-    return _correlate(
+    return correlate_checked(
         study,
         **{name: value for name, value in locals().items() if name in _CORRELATE_OPTIONS},
     )
 
 
-#: :func:`correlate`'s options and their defaults, which :func:`_correlate` takes.
+#: :func:`correlate`'s options and their defaults, which :func:`correlate_checked` takes.
 _CORRELATE_OPTIONS = {
     name: p.default
     for name, p in inspect.signature(correlate.__wrapped__).parameters.items()
@@ -223,13 +223,13 @@ _CORRELATE_OPTIONS = {
 }
 
 
-def _correlate(study: Study, **options) -> pl.DataFrame:
+def correlate_checked(study: Study, **options) -> pl.DataFrame:
     """:func:`correlate` on checked options (``level`` canonical, ``kinds`` a tuple; those not
     given take :func:`correlate`'s defaults): the analyses that correlate on the way (Borda
     counts, the judges' best metrics) call it after checking their own options once."""
     unknown = set(options) - set(_CORRELATE_OPTIONS)
     if unknown:
-        raise TypeError(f"_correlate got unknown options {sorted(unknown)}")
+        raise TypeError(f"correlate_checked got unknown options {sorted(unknown)}")
     o = _CORRELATE_OPTIONS | options
     level, method, against, variant, nan_policy = (
         o[k] for k in ("level", "method", "against", "variant", "nan_policy")

@@ -24,7 +24,7 @@ import numpy as np
 import polars as pl
 
 from hanna_stats.analyses._common import analysis, criteria_cube
-from hanna_stats.analyses.correlations import _correlate
+from hanna_stats.analyses.correlations import correlate_checked
 from hanna_stats.analyses.significance import adjusted_within, williams_n
 from hanna_stats.kernels import level_correlation, williams_test
 from hanna_stats.study import Study
@@ -480,7 +480,7 @@ def judge_williams(
     best: dict[str, tuple[str, float]] = {}
     options = {"level": level, "method": method, "include_human": include_human}
     for measure, against, value in (
-        _correlate(study, **options, kinds=("metric",))
+        correlate_checked(study, **options, kinds=("metric",))
         .select("measure", "against", "statistic")
         .iter_rows()
     ):

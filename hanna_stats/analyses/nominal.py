@@ -19,7 +19,7 @@ import numpy as np
 import polars as pl
 
 from hanna_stats.analyses._common import analysis
-from hanna_stats.analyses.ratings import _described, _measures, _ratings, _source
+from hanna_stats.analyses.ratings import chosen_measures, described, rater_source, ratings_of
 from hanna_stats.kernels import (
     check_confidence,
     check_count,
@@ -300,8 +300,8 @@ def nominal_agreement(
     check("categories", categories)
     resamples = check_count("resamples", resamples)
     check_seed(seed)
-    chosen = _measures(study, measures, kinds)
-    ratings = _ratings(study, chosen, include_human)
+    chosen = chosen_measures(study, measures, kinds)
+    ratings = ratings_of(study, chosen, include_human)
     rows = []
     for measure in chosen:
         frame = ratings.filter(pl.col("measure") == measure)
@@ -314,9 +314,9 @@ def nominal_agreement(
             "n_categories": len(cats),
             "categories": _shown(cats),
             "category_source": source,
-            "rater_source": _source(frame["rater_kind"]),
+            "rater_source": rater_source(frame["rater_kind"]),
         }
         for row in _measure_rows(wide, cats, confidence, interval_method, resamples, seed):
             rows.append(row | fixed)
     out = pl.DataFrame(rows, schema=NOMINAL_AGREEMENT_SCHEMA)
-    return _described(study, out).select(list(NOMINAL_AGREEMENT_SCHEMA))
+    return described(study, out).select(list(NOMINAL_AGREEMENT_SCHEMA))

@@ -17,7 +17,7 @@ from hanna_stats.analyses._common import (
     criteria_cube,
     human_mask,
 )
-from hanna_stats.analyses.correlations import _correlate, correlation_frame
+from hanna_stats.analyses.correlations import correlate_checked, correlation_frame
 from hanna_stats.kernels import aggregate_groups, borda_count, group_correlations
 from hanna_stats.kernels.grouped import at_level
 from hanna_stats.progress import StudyNote
@@ -104,7 +104,7 @@ def borda(
     check_system_scores(system_scores, level)
     columns = pl.concat(
         [
-            _correlate(
+            correlate_checked(
                 study,
                 level=level,
                 method=method,

@@ -63,7 +63,9 @@ AVERAGE = "Average"
 _ALPHA_LEVELS = ("interval", "ordinal")
 
 
-def _measures(study: Study, measures: list[str] | None, kinds: tuple[RatedKind, ...]) -> list[str]:
+def chosen_measures(
+    study: Study, measures: list[str] | None, kinds: tuple[RatedKind, ...]
+) -> list[str]:
     """Measures by name, or human criteria by abbreviation (default: every measure of
     ``kinds``, in catalogue order)."""
     kinds = check_kinds(kinds, WORDS["rated_kinds"])
@@ -91,12 +93,12 @@ def _measures(study: Study, measures: list[str] | None, kinds: tuple[RatedKind, 
     return chosen
 
 
-def _ratings(study: Study, measures: list[str], include_human: bool) -> pl.DataFrame:
+def ratings_of(study: Study, measures: list[str], include_human: bool) -> pl.DataFrame:
     ratings = study.ratings.filter(pl.col("measure").is_in(measures))
     return ratings if include_human else ratings.filter(~pl.col("is_human"))
 
 
-def _described(study: Study, frame: pl.DataFrame) -> pl.DataFrame:
+def described(study: Study, frame: pl.DataFrame) -> pl.DataFrame:
     """``frame`` with the ``kind`` and ``criterion`` of its ``measure`` (a human criterion is
     its own criterion; an LLM judge's, the one it rates)."""
     catalogue = study.catalogue.select(
@@ -112,7 +114,7 @@ def _described(study: Study, frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _source(kinds: pl.Series) -> str:
+def rater_source(kinds: pl.Series) -> str:
     distinct = kinds.unique().to_list()
     return distinct[0] if len(distinct) == 1 else "mixed"
 
@@ -124,7 +126,7 @@ def _measure_agreement(frame: pl.DataFrame, confidence: float) -> list[dict]:
     score = frame["score"].to_numpy()
     starts = np.flatnonzero(np.r_[True, item[1:] != item[:-1]])
     counts = np.diff(np.r_[starts, item.size])
-    source = _source(frame["rater_kind"])
+    source = rater_source(frame["rater_kind"])
     # k: the most common number of ratings per item (ties: the larger).
     values, freq = np.unique(counts, return_counts=True)
     k = int(values[freq == freq.max()].max())
@@ -261,15 +263,15 @@ def agreement(
     Methods for Psychology 8(1), 23-34.
     """
     confidence = check_confidence(confidence)
-    chosen = _measures(study, measures, kinds)
-    ratings = _ratings(study, chosen, include_human)
+    chosen = chosen_measures(study, measures, kinds)
+    ratings = ratings_of(study, chosen, include_human)
     rows = []
     for measure in chosen:
         frame = ratings.filter(pl.col("measure") == measure)
         if frame.height:
             rows += [r | {"measure": measure} for r in _measure_agreement(frame, confidence)]
     out = pl.DataFrame(rows, schema={c: AGREEMENT_SCHEMA[c] for c in AGREEMENT_SCHEMA})
-    return _described(study, out).select(list(AGREEMENT_SCHEMA))
+    return described(study, out).select(list(AGREEMENT_SCHEMA))
 
 
 def _t_intervals(frame: pl.DataFrame, confidence: float) -> pl.DataFrame:
@@ -367,14 +369,14 @@ def system_means(
         (e.g. no human criteria in the store).
     """
     confidence = check_confidence(confidence)
-    chosen = _measures(study, measures, kinds)
+    chosen = chosen_measures(study, measures, kinds)
     if not chosen:
         raise ValueError(
             f"the store holds no measures of kinds {list(kinds)}: for human criteria, ingest "
             "human judgements (in a tidy file, kind 'human' in a `kind` column, or rater-level "
             "rows with a `rater` column)"
         )
-    ratings = _ratings(study, chosen, include_human)
+    ratings = ratings_of(study, chosen, include_human)
     rated = set(ratings["measure"].unique().to_list())
     values = pl.concat(
         [
@@ -413,7 +415,7 @@ def system_means(
         .sort("_s", "_c")
     )
     pooled = pl.col("measure") == average_name
-    out = _described(study, _t_intervals(out, confidence)).with_columns(
+    out = described(study, _t_intervals(out, confidence)).with_columns(
         kind=pl.when(pooled).then(pl.lit("human")).otherwise("kind"),
         criterion=pl.when(pooled).then(pl.lit(AVERAGE)).otherwise("criterion"),
     )

@@ -11,13 +11,13 @@ import numpy as np
 from numba import njit
 
 from ._options import KENDALL, SPEARMAN
-from .correlation import _statistic_omit, _unit_vector
-from .kendall import _counts_from_sign_sums, _tau, _tie_stats
-from .ranks import _rankdata, _sort_order
+from .correlation import coefficient_omit, unit_vector
+from .kendall import counts_from_sign_sums, tau_by_code, tie_stats
+from .ranks import average_ranks, sort_order
 
 
 @njit(cache=True)
-def _prepare_column(x, method_code, unit, signs):
+def prepare_column(x, method_code, unit, signs):
     """Per-vector preparation: state (0 ok, 1 undefined, 2 NaN) and Kendall tie statistics;
     fills ``unit`` (Pearson/Spearman) or ``signs`` (Kendall)."""
     n = x.size
@@ -25,7 +25,7 @@ def _prepare_column(x, method_code, unit, signs):
     if np.isnan(x).any():
         return 2, ties
     if method_code != KENDALL:
-        ok = _unit_vector(_rankdata(x) if method_code == SPEARMAN else x, unit)
+        ok = unit_vector(average_ranks(x) if method_code == SPEARMAN else x, unit)
         return (0 if ok else 1), ties
     if n < 2 or (x == x[0]).all():
         return 1, ties
@@ -34,12 +34,12 @@ def _prepare_column(x, method_code, unit, signs):
         for j in range(i + 1, n):
             signs[p] = np.int8(x[j] > x[i]) - np.int8(x[j] < x[i])
             p += 1
-    return 0, _tie_stats(_sort_order(x)[0])
+    return 0, tie_stats(sort_order(x)[0])
 
 
 @njit(cache=True)
-def _from_prepared(unit_a, signs_a, ties_a, unit_b, signs_b, ties_b, n, kendall, variant_code):
-    """Correlation of two vectors prepared by :func:`_prepare_column` (both defined)."""
+def from_prepared(unit_a, signs_a, ties_a, unit_b, signs_b, ties_b, n, kendall, variant_code):
+    """Correlation of two vectors prepared by :func:`prepare_column` (both defined)."""
     if kendall:
         s = np.int64(0)  # not a literal: one compiled signature of the callee
         q = np.int64(0)
@@ -47,7 +47,7 @@ def _from_prepared(unit_a, signs_a, ties_a, unit_b, signs_b, ties_b, n, kendall,
             v = np.int64(signs_a[p]) * np.int64(signs_b[p])
             s += v
             q += v * v
-        return _tau(_counts_from_sign_sums(n, s, q, ties_a, ties_b), variant_code)
+        return tau_by_code(counts_from_sign_sums(n, s, q, ties_a, ties_b), variant_code)
     dot = 0.0
     for t in range(n):
         dot += unit_a[t] * unit_b[t]
@@ -55,12 +55,12 @@ def _from_prepared(unit_a, signs_a, ties_a, unit_b, signs_b, ties_b, n, kendall,
 
 
 @njit(cache=True)
-def _ties(row):
+def ties_of_row(row):
     return (np.int64(row[0]), np.int64(row[1]), row[2], row[3])
 
 
 @njit(cache=True)
-def _store_ties(row, ties):
+def store_ties(row, ties):
     row[0] = ties[0]
     row[1] = ties[1]
     row[2] = ties[2]
@@ -68,8 +68,8 @@ def _store_ties(row, ties):
 
 
 @njit(cache=True)
-def _prepare_rows(C, method_code):
-    """:func:`_prepare_column` of every row of ``C`` (G, n): (units, signs, ties, state)."""
+def prepare_rows(C, method_code):
+    """:func:`prepare_column` of every row of ``C`` (G, n): (units, signs, ties, state)."""
     groups, n = C.shape
     kendall = method_code == KENDALL
     units = np.zeros((groups, 0 if kendall else n))
@@ -77,31 +77,31 @@ def _prepare_rows(C, method_code):
     ties = np.zeros((groups, 4))
     state = np.zeros(groups, dtype=np.int8)
     for g in range(groups):
-        st, tt = _prepare_column(C[g], method_code, units[g], signs[g])
+        st, tt = prepare_column(C[g], method_code, units[g], signs[g])
         state[g] = st
-        _store_ties(ties[g], tt)
+        store_ties(ties[g], tt)
     return units, signs, ties, state
 
 
 @njit(cache=True)
-def _with_criterion(x, c, prepared, g, method_code, variant_code, unit, signs):
-    """Correlation of ``x`` with row ``g`` of the criterion prepared by :func:`_prepare_rows`;
+def with_criterion(x, c, prepared, g, method_code, variant_code, unit, signs):
+    """Correlation of ``x`` with row ``g`` of the criterion prepared by :func:`prepare_rows`;
     ``unit``/``signs`` are scratch buffers for ``x``."""
     c_units, c_signs, c_ties, c_state = prepared
     if c_state[g] == 1:
         return np.nan
-    st, tx = _prepare_column(x, method_code, unit, signs)
+    st, tx = prepare_column(x, method_code, unit, signs)
     if st == 1:
         return np.nan
     if st == 2 or c_state[g] == 2:
-        return _statistic_omit(x, c, method_code, variant_code)
-    return _from_prepared(
+        return coefficient_omit(x, c, method_code, variant_code)
+    return from_prepared(
         unit,
         signs,
         tx,
         c_units[g],
         c_signs[g],
-        _ties(c_ties[g]),
+        ties_of_row(c_ties[g]),
         x.size,
         method_code == KENDALL,
         variant_code,

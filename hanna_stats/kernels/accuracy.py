@@ -12,7 +12,7 @@ from .grouped import (
     aggregate_cells,
     grouped_cubes,
 )
-from .kendall import _kendall_counts
+from .kendall import pair_counts
 
 
 @njit(cache=True)
@@ -45,9 +45,9 @@ def _group_accuracies(A, B, omit):
             y = B[j, g]
             keep = ~(np.isnan(x) | np.isnan(y))
             if keep.all():
-                R[g, i, j] = _accuracy_from_counts(_kendall_counts(x, y))
+                R[g, i, j] = _accuracy_from_counts(pair_counts(x, y))
             elif omit:
-                R[g, i, j] = _accuracy_from_counts(_kendall_counts(x[keep], y[keep]))
+                R[g, i, j] = _accuracy_from_counts(pair_counts(x[keep], y[keep]))
             else:
                 R[g, i, j] = np.nan
     return R

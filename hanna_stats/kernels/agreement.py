@@ -40,9 +40,9 @@ from ._options import (
     check_seed,
     validated,
 )
-from .bootstrap import _quantiles, bootstrap_indices
+from .bootstrap import bootstrap_indices, cell_quantiles
 from .pairs import multiplicities
-from .ranks import _rankdata
+from .ranks import average_ranks
 
 __all__ = [
     "ICC_FORMS",
@@ -784,7 +784,7 @@ def krippendorff_alpha(
         observed, expected = _nominal_disagreements(values, starts)
     else:
         if level_of_measurement == "ordinal":
-            point = _rankdata(values)
+            point = average_ranks(values)
         observed, expected = _interval_disagreements(point, starts)
         if values.min() == values.max():  # exactly no variation; the sums may round off 0
             expected = 0.0
@@ -798,7 +798,7 @@ def krippendorff_alpha(
         indices = bootstrap_indices(n_items, 1, resamples=resamples, seed=seed).inputs
     samples = _alpha_resamples(x, values, starts, level_of_measurement, indices)
     tail = (1.0 - confidence) / 2.0
-    interval = (float(_quantiles(samples, tail)), float(_quantiles(samples, 1.0 - tail)))
+    interval = (float(cell_quantiles(samples, tail)), float(cell_quantiles(samples, 1.0 - tail)))
     n_valid = int((~np.isnan(samples)).sum())
     return result._replace(
         confidence_interval=interval, n_valid=n_valid, interval_method="percentile"

@@ -30,14 +30,14 @@ from ._options import (
     memory_budget,
     validated,
 )
-from ._prepared import _from_prepared, _prepare_column, _store_ties, _ties
-from .correlation import _statistic_omit
+from ._prepared import from_prepared, prepare_column, store_ties, ties_of_row
+from .correlation import coefficient_omit
 from .distributed import cluster_executor, split
 from .grouped import (
-    _block_correlations,
-    _group_blocks,
     at_level,
+    block_correlations,
     correlations_of_cubes,
+    group_blocks,
     level_correlation,
 )
 from .pairs import multiplicities
@@ -225,28 +225,28 @@ def _item_resampled(A, B, weights, systems, method_code, variant_code):
                 for m in range(X.shape[0]):
                     for t in range(n):
                         xs[m, t] = X[m, g, idx[t]]
-                    st, tt = _prepare_column(xs[m], method_code, units[m], signs[m])
+                    st, tt = prepare_column(xs[m], method_code, units[m], signs[m])
                     state[m] = st
-                    _store_ties(ties[m], tt)
+                    store_ties(ties[m], tt)
             for i in range(measures_a):
                 for j in range(measures_b):
                     a = state_a[i]
                     b = state_b[j]
                     r = np.nan
                     if a == 0 and b == 0:
-                        r = _from_prepared(
+                        r = from_prepared(
                             units_a[i],
                             signs_a[i],
-                            _ties(ties_a[i]),
+                            ties_of_row(ties_a[i]),
                             units_b[j],
                             signs_b[j],
-                            _ties(ties_b[j]),
+                            ties_of_row(ties_b[j]),
                             n,
                             kendall,
                             variant_code,
                         )
                     elif a != 1 and b != 1:
-                        r = _statistic_omit(xs_a[i], xs_b[j], method_code, variant_code)
+                        r = coefficient_omit(xs_a[i], xs_b[j], method_code, variant_code)
                     if not np.isnan(r):
                         total[i, j] += w * r
                         weight[i, j] += w
@@ -300,7 +300,7 @@ def resampled_statistic(A, B, *, level, method, variant, weights=None, systems=N
 
     - ``level="item"``: per-input correlations across the kept systems, then their weighted
       mean (:func:`_weighted_group_sums`); without ``systems`` the per-input correlations are
-      computed once for all rows, block by block of inputs (``_group_blocks`` of
+      computed once for all rows, block by block of inputs (``group_blocks`` of
       :mod:`~hanna_stats.kernels.grouped`), each block's weighted sums added to the rows'.
     - ``level="system"``: per-system weighted means over inputs (:func:`_weighted_system_means`),
       then one correlation across the kept systems per row, all rows of a block in one
@@ -336,9 +336,9 @@ def resampled_statistic(A, B, *, level, method, variant, weights=None, systems=N
     out = np.zeros((rows, A.shape[0], B.shape[0]))
     if level == "item" and systems is None:  # out: the weighted sums, then their means
         weight = np.zeros_like(out)
-        for lo, hi, a, b in _group_blocks(A, B, symmetric, method_code):
+        for lo, hi, a, b in group_blocks(A, B, symmetric, method_code):
             R = np.empty((hi - lo, A.shape[0], B.shape[0]))
-            _block_correlations(a, b, symmetric, method_code, variant_code, True, R)
+            block_correlations(a, b, symmetric, method_code, variant_code, True, R)
             for first, last in blocks:
                 w = np.ascontiguousarray(weights[first:last][:, lo:hi])
                 _weighted_group_sums(R, w, out[first:last], weight[first:last])
@@ -385,7 +385,7 @@ def jackknife(A, B, *, level, method, variant, resample):
     return out
 
 
-def _quantiles(samples, probabilities):
+def cell_quantiles(samples, probabilities):
     """Linear-interpolation quantiles (numpy's default) of the non-NaN samples along axis 0,
     at per-cell ``probabilities`` (same shape as a cell array); NaN where a cell has no sample
     or its probability is NaN."""
@@ -631,7 +631,7 @@ def bootstrap_ci(
         jack = jackknife(a, b, level=level, method=method, variant=variant, resample=resample)
         low, high, _ = bca_levels(samples, theta, jack, confidence)
     return BootstrapResult(
-        theta, _quantiles(samples, low), _quantiles(samples, high), n_valid, samples
+        theta, cell_quantiles(samples, low), cell_quantiles(samples, high), n_valid, samples
     )
 
 

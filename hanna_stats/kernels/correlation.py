@@ -10,8 +10,8 @@ import numpy as np
 from numba import njit
 
 from ._options import KENDALL, SPEARMAN, check_option, validated
-from .kendall import _kendall_counts, _tau
-from .ranks import _rankdata
+from .kendall import pair_counts, tau_by_code
+from .ranks import average_ranks
 
 #: ``pvalue_method="auto"`` takes Kendall's exact p-value for untied samples of up to this many
 #: pairs (or with at most one discordant or one concordant pair), as scipy.stats.kendalltau.
@@ -29,7 +29,7 @@ class CorrelationResult(NamedTuple):
 
 
 @njit(cache=True)
-def _unit_vector(x, out):
+def unit_vector(x, out):
     """Write ``(x - mean) / ||x - mean||`` into ``out``; return False if that is undefined.
 
     Undefined: fewer than 2 values, a constant vector (``(x == x[0]).all()``, as scipy checks) or
@@ -90,29 +90,29 @@ def _clipped_dot(u, v):
 
 
 @njit(cache=True)
-def _statistic(x, y, method_code, variant_code):
+def coefficient(x, y, method_code, variant_code):
     """Correlation coefficient of paired NaN-free vectors; NaN when undefined.
 
     ``method_code``: ``PEARSON``, ``SPEARMAN`` (Pearson on average ranks) or ``KENDALL``
     (tau of the Kendall counts, ``variant_code`` ``TAU_A/B/C``).
     """
     if method_code == KENDALL:
-        return _tau(_kendall_counts(x, y), variant_code)
+        return tau_by_code(pair_counts(x, y), variant_code)
     if method_code == SPEARMAN:
-        x = _rankdata(x)
-        y = _rankdata(y)
+        x = average_ranks(x)
+        y = average_ranks(y)
     u = np.empty(x.size)
     v = np.empty(y.size)
-    if _unit_vector(x, u) and _unit_vector(y, v):
+    if unit_vector(x, u) and unit_vector(y, v):
         return _clipped_dot(u, v)
     return np.nan
 
 
 @njit(cache=True)
-def _statistic_omit(x, y, method_code, variant_code):
-    """:func:`_statistic` of the pairs where neither ``x`` nor ``y`` is NaN (pairwise deletion)."""
+def coefficient_omit(x, y, method_code, variant_code):
+    """:func:`coefficient` of the pairs where neither ``x`` nor ``y`` is NaN (pairwise deletion)."""
     keep = ~(np.isnan(x) | np.isnan(y))
-    return _statistic(x[keep], y[keep], method_code, variant_code)
+    return coefficient(x[keep], y[keep], method_code, variant_code)
 
 
 def _pvalue(stat, cdf, sf, alternative):
@@ -329,7 +329,7 @@ def correlation(
 
     - ``"pearson"``: ``r = sum (x - mx)(y - my) / sqrt(sum (x - mx)^2 sum (y - my)^2)``
       (Pearson 1896), computed on power-of-two-scaled, centred unit vectors (see
-      :func:`_unit_vector`).
+      :func:`unit_vector`).
     - ``"spearman"``: Pearson's r of the average ranks (Spearman 1904).
     - ``"kendall"``: tau-a, tau-b (default) or tau-c from :func:`kendall_counts` (Kendall 1945;
       Stuart 1953).
@@ -424,13 +424,13 @@ def correlation(
             return CorrelationResult(np.nan, np.nan)
         x, y = x[~missing], y[~missing]
     if method == "kendall":
-        counts = _kendall_counts(x, y)
-        stat = _tau(counts, variant_code)
+        counts = pair_counts(x, y)
+        stat = tau_by_code(counts, variant_code)
         if np.isnan(stat):
             return CorrelationResult(float(stat), np.nan)
         pvalue = _kendall_pvalue(counts, alternative, pvalue_method)
     else:
-        stat = _statistic(x, y, method_code, variant_code)
+        stat = coefficient(x, y, method_code, variant_code)
         if np.isnan(stat):
             return CorrelationResult(float(stat), np.nan)
         if method == "pearson":

@@ -26,19 +26,19 @@ from ._options import (
     threads_for,
     validated,
 )
-from .correlation import _statistic, _statistic_omit, _unit_vector
+from .correlation import coefficient, coefficient_omit, unit_vector
 from .kendall import (
     PAIR_KEY_MAX_N,
     PAIR_KEY_MAX_RANKS,
     KendallCounts,
-    _counts_from_sign_sums,
-    _counts_of_groups,
-    _runs_of_keys,
-    _sorted_counts,
-    _tau,
-    _with_group,
+    counts_from_sign_sums,
+    counts_of_groups,
+    runs_of_keys,
+    sorted_counts,
+    tau_by_code,
+    with_group,
 )
-from .ranks import _rankdata
+from .ranks import average_ranks
 
 #: Kendall uses per-vector pair signs (two bits per pair of systems) on groups of up to
 #: SIGN_VECTOR_MAX_N systems; on groups of more than SORTED_MIN_N it sorts each vector once and
@@ -132,7 +132,7 @@ def _prepare(X, method_code, state, signs):
         if state[g, m] == _OK:
             if not kendall:
                 x = X[m, g]
-                if not _unit_vector(_rankdata(x) if method_code == SPEARMAN else x, units[g, m]):
+                if not unit_vector(average_ranks(x) if method_code == SPEARMAN else x, units[g, m]):
                     state[g, m] = _UNDEFINED
             elif pairs:  # X[m, g, k] indexed directly: views in the loop would contend
                 # Kendall's tie statistics from the equal pairs met while forming the signs
@@ -153,12 +153,12 @@ def _prepare(X, method_code, state, signs):
                             count[j] += 1
                             head[j] = False
                         p += 1
-                # _tie_stats' sums over the tie groups (of t values): its terms are integers
+                # tie_stats' sums over the tie groups (of t values): its terms are integers
                 # (below 2**53 in float64), so their sum is exact in any order.
                 stats = (np.int64(0), np.int64(0), 0.0, 0.0)
                 for k in range(n):
                     if head[k]:
-                        stats = _with_group(stats, count[k] + 1)
+                        stats = with_group(stats, count[k] + 1)
                 ties[g, m, 0] = stats[0]
                 ties[g, m, 1] = stats[1]
                 ties[g, m, 2] = stats[2]
@@ -168,7 +168,7 @@ def _prepare(X, method_code, state, signs):
 
 def _prepare_sorted(X, workspace=None):
     """Per (group, measure) vectors of Kendall's sweep (:func:`~hanna_stats.kernels.kendall.
-    _sorted_counts`), for groups of more than :data:`SORTED_MIN_N` systems: ``(order, rank,
+    sorted_counts`), for groups of more than :data:`SORTED_MIN_N` systems: ``(order, rank,
     counts)``, the sort order (missing values last; ``~index``, negative, where a run of equal
     values starts), the dense rank of each value (-1 where missing; (G, M, S) int32 each) and
     the numbers of distinct and of present values (G, M, 2), for every vector; in the memory
@@ -280,7 +280,7 @@ def _float32_order(v):
 
 @njit(cache=True, nogil=True)
 def _pair_keys(x, rank_y, keys):
-    """Sort keys of one pair for :func:`~hanna_stats.kernels.kendall._runs_of_keys`, written to
+    """Sort keys of one pair for :func:`~hanna_stats.kernels.kendall.runs_of_keys`, written to
     ``keys[:count]`` for the positions where ``x`` is present and ``rank_y`` is not -1:
     ``x``'s float32 order (:func:`_float32_order`) in the high half, ``rank_y`` (below
     :data:`~hanna_stats.kernels.kendall.PAIR_KEY_MAX_RANKS`) in bits 24-31 and the index
@@ -308,7 +308,7 @@ def _pair_keys(x, rank_y, keys):
 @njit(cache=True, nogil=True)
 def _tau_of_pair_keys(x, keys, exact, distinct_y, variant_code):
     """Kendall's tau of one pair from its sorted :func:`_pair_keys`."""
-    return _tau(_counts_of_groups(_runs_of_keys(x, keys, exact), distinct_y), variant_code)
+    return tau_by_code(counts_of_groups(runs_of_keys(x, keys, exact), distinct_y), variant_code)
 
 
 @njit(cache=True, nogil=True)
@@ -394,9 +394,9 @@ def _tau_sorted(prepared_a, prepared_b, g, i, j, variant_code):
     d_a, valid_a = np.int64(counts_a[g, i, 0]), np.int64(counts_a[g, i, 1])
     d_b, valid_b = np.int64(counts_b[g, j, 0]), np.int64(counts_b[g, j, 1])
     if d_a >= d_b:
-        counts = _sorted_counts(order_a[g, i, :valid_a], rank_b[g, j], d_b)
+        counts = sorted_counts(order_a[g, i, :valid_a], rank_b[g, j], d_b)
     else:  # x and y swapped: the same C and D; the fields of x and y go back in place
-        c = _sorted_counts(order_b[g, j, :valid_b], rank_a[g, i], d_a)
+        c = sorted_counts(order_b[g, j, :valid_b], rank_a[g, i], d_a)
         counts = KendallCounts(
             c.n,
             c.concordant,
@@ -411,7 +411,7 @@ def _tau_sorted(prepared_a, prepared_b, g, i, j, variant_code):
             c.x_tie_v1,
             c.x_tie_v2,
         )
-    return _tau(counts, variant_code)
+    return tau_by_code(counts, variant_code)
 
 
 @njit(cache=True, inline="always")
@@ -431,7 +431,7 @@ def _tau_from_signs(signs_a, signs_b, ties_a, ties_b, g, i, j, n, variant_code):
     s = 2 * agree - q
     ta = (np.int64(ties_a[g, i, 0]), np.int64(ties_a[g, i, 1]), ties_a[g, i, 2], ties_a[g, i, 3])
     tb = (np.int64(ties_b[g, j, 0]), np.int64(ties_b[g, j, 1]), ties_b[g, j, 2], ties_b[g, j, 3])
-    return _tau(_counts_from_sign_sums(n, s, q, ta, tb), variant_code)
+    return tau_by_code(counts_from_sign_sums(n, s, q, ta, tb), variant_code)
 
 
 @njit(cache=True)
@@ -474,9 +474,9 @@ def _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, om
             elif signs_a.shape[2]:
                 r = _tau_from_signs(signs_a, signs_b, ties_a, ties_b, g, i, j, n, variant_code)
             else:
-                r = _statistic(A[i, g], B[j, g], method_code, variant_code)
+                r = coefficient(A[i, g], B[j, g], method_code, variant_code)
         elif omit and a != _UNDEFINED and b != _UNDEFINED:
-            r = _statistic_omit(A[i, g], B[j, g], method_code, variant_code)
+            r = coefficient_omit(A[i, g], B[j, g], method_code, variant_code)
         R[g, i, j] = r
         if symmetric:
             R[g, j, i] = r
@@ -507,7 +507,7 @@ def _fill_sorted(prepared_a, prepared_b, symmetric, variant_code, omit, R):
 
 
 def _group_bytes(A, B, symmetric, method_code, cell_bytes):
-    """Working bytes of one group of :func:`_group_blocks`: its measures' copies (8 S) and
+    """Working bytes of one group of :func:`group_blocks`: its measures' copies (8 S) and
     prepared vectors (pair signs, unit vectors, sort orders and ranks), and ``cell_bytes`` per
     (i, j) cell."""
     n = A.shape[2]
@@ -523,11 +523,11 @@ def _group_bytes(A, B, symmetric, method_code, cell_bytes):
     return measures * (8 * n + prepared + 1) + cell_bytes * A.shape[0] * B.shape[0]
 
 
-def _group_blocks(A, B, symmetric, method_code, cell_bytes=8):
+def group_blocks(A, B, symmetric, method_code, cell_bytes=8):
     """``(lo, hi, A_block, B_block)`` for consecutive blocks of the groups (axis 1), each
     holding as many groups as fit half the memory budget (at least one; see
     :func:`_group_bytes`); the blocks are views (``B_block is A_block`` when ``symmetric``),
-    made C-contiguous by :func:`_block_correlations`."""
+    made C-contiguous by :func:`block_correlations`."""
     groups = A.shape[1]
     per_group = _group_bytes(A, B, symmetric, method_code, cell_bytes)
     size = max(1, memory_budget() // 2 // per_group)
@@ -558,7 +558,7 @@ def _prepared_sorted(X, workspace=None):
     return state, counts, order, rank
 
 
-#: Bytes of B's measures (their copies and prepared vectors) that :func:`_block_correlations`
+#: Bytes of B's measures (their copies and prepared vectors) that :func:`block_correlations`
 #: prepares at once beside A's: a chunk stays in cache between its preparation and its
 #: correlations (global-level Pearson at 20,000 x 20 x 50: 85 against 175 ms, B whole).
 CHUNK_BYTES = 2**24
@@ -571,9 +571,9 @@ SWEEP_CHUNK_BYTES = 2**26
 SWEEP_CHUNK_PER_THREAD = 8
 
 
-def _block_correlations(A, B, symmetric, method_code, variant_code, omit, R):
+def block_correlations(A, B, symmetric, method_code, variant_code, omit, R):
     """Fill ``R`` (G, Ma, Mb) with :func:`group_correlations` of the cubes ``A`` and ``B``
-    (the blocks of :func:`_group_blocks`, any memory layout); on one thread when that is
+    (the blocks of :func:`group_blocks`, any memory layout); on one thread when that is
     little work (:func:`~hanna_stats.kernels._options.threads_for`).
 
     A is prepared whole; B (unless the matrix is symmetric) in chunks of measures of about
@@ -677,15 +677,15 @@ def _copy_cube(X, out):
 
 def _group_correlations(A, B, symmetric, method_code, variant_code, omit):
     """:func:`group_correlations` of validated cubes, with integer option codes: the groups in
-    blocks (:func:`_group_blocks`), each prepared and correlated into its slice of ``R``
+    blocks (:func:`group_blocks`), each prepared and correlated into its slice of ``R``
     (every cell depends on its group alone: the blocks change no value).
 
     Plain Python around the two compiled passes: a compiled wrapper would cost seconds of
     compiling on a user's first run and save nothing."""
     R = np.empty((A.shape[1], A.shape[0], B.shape[0]))
     with threads_for(R.size * A.shape[2]):
-        for lo, hi, a, b in _group_blocks(A, B, symmetric, method_code):
-            _block_correlations(a, b, symmetric, method_code, variant_code, omit, R[lo:hi])
+        for lo, hi, a, b in group_blocks(A, B, symmetric, method_code):
+            block_correlations(a, b, symmetric, method_code, variant_code, omit, R[lo:hi])
     return R
 
 
@@ -1015,7 +1015,7 @@ def level_correlation(
     arrays = {"A": A} if B is None else {"A": A, "B": B}
     method_code, variant_code = check_options(method=method, variant=variant)
     omit = nan_policy == "omit"
-    # group_by="system": the transposed views, copied a chunk at a time (_block_correlations)
+    # group_by="system": the transposed views, copied a chunk at a time (block_correlations)
     cubes = grouped_cubes(arrays, level, nan_policy, group_by, weighting, contiguous=False)
     A, B = cubes[0], cubes[-1]
     weighted = weighting == "count"
@@ -1024,11 +1024,11 @@ def level_correlation(
     aggregate = _Aggregate((A.shape[0], B.shape[0]), weighted, nan_policy == "raise")
     cell_bytes = 9 + (16 if weighted else 0)  # R and its validity; the weights and a product
     buffer = None
-    for lo, hi, a, b in _group_blocks(A, B, A is B, method_code, cell_bytes):
+    for lo, hi, a, b in group_blocks(A, B, A is B, method_code, cell_bytes):
         if buffer is None:
             buffer = np.empty((hi - lo, A.shape[0], B.shape[0]))
         R = buffer[: hi - lo]
-        _block_correlations(a, b, A is B, method_code, variant_code, omit, R)
+        block_correlations(a, b, A is B, method_code, variant_code, omit, R)
         aggregate.add(R, observation_counts(a, b) if weighted else None)
     if nan_policy == "raise" and (aggregate.first_nan >= 0).any():
         i, j = np.argwhere(aggregate.first_nan >= 0)[0]

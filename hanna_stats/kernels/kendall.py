@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from ._options import TAU_A, TAU_B, TAU_C, check_option, validated
-from .ranks import _merge_sort, _sort_order
+from .ranks import merge_sort, sort_order
 
 #: Vectors up to this length are counted by the direct O(n^2) loop over pairs, longer ones by
 #: Knight's O(n log n) merge sort (measured crossover: 16 values without ties, 40 with many).
@@ -41,8 +41,8 @@ class KendallCounts(NamedTuple):
 
 
 @njit(cache=True, inline="always")
-def _with_group(ties, t):
-    """:func:`_tie_stats`' ``(distinct, tied_pairs, v1, v2)`` with one more group of ``t``
+def with_group(ties, t):
+    """:func:`tie_stats`' ``(distinct, tied_pairs, v1, v2)`` with one more group of ``t``
     equal values (``t`` int64)."""
     distinct, pairs, v1, v2 = ties
     return (
@@ -54,14 +54,14 @@ def _with_group(ties, t):
 
 
 @njit(cache=True)
-def _tie_stats(x):
+def tie_stats(x):
     """Tie structure of a sorted 1-D array, in one pass over its runs of equal values.
 
     Returns ``(distinct, tied_pairs, v1, v2)``: the number of distinct values, the number of
     tied pairs ``sum t (t - 1) / 2``, ``v1 = sum t (t - 1) (2 t + 5)`` and
     ``v2 = sum t (t - 1) (t - 2)``, the sums running over the runs of ``t`` equal values. (One
     signature: a flag for unsorted input would compile a second version, seconds on a user's
-    first run; callers sort with :func:`~hanna_stats.kernels.ranks._sort_order`.)
+    first run; callers sort with :func:`~hanna_stats.kernels.ranks.sort_order`.)
     """
     n = x.size
     ties = (np.int64(0), np.int64(0), 0.0, 0.0)
@@ -70,13 +70,13 @@ def _tie_stats(x):
         t = np.int64(1)
         while i + t < n and x[i + t] == x[i]:
             t += 1
-        ties = _with_group(ties, t)
+        ties = with_group(ties, t)
         i += t
     return ties
 
 
 @njit(cache=True)
-def _counts_from_sign_sums(n, s, q, x_ties, y_ties):
+def counts_from_sign_sums(n, s, q, x_ties, y_ties):
     """:class:`KendallCounts` from ``s = C - D``, ``q = C + D`` and each vector's tie stats.
 
     Over the pairs ``i < j``, with ``sx = sign(x[j] - x[i])`` and ``sy = sign(y[j] - y[i])``:
@@ -113,21 +113,19 @@ def _counts_quadratic(x, y):
             )
             s += p
             q += p * p
-    return _counts_from_sign_sums(
-        n, s, q, _tie_stats(_sort_order(x)[0]), _tie_stats(_sort_order(y)[0])
-    )
+    return counts_from_sign_sums(n, s, q, tie_stats(sort_order(x)[0]), tie_stats(sort_order(y)[0]))
 
 
 @njit(cache=True)
 def _counts_mergesort(x, y):
     # Knight (1966): order the pairs by (x, y); the discordant pairs are then the strict
     # inversions of y, counted while merge-sorting y. Work memory: copies of x and y, and the
-    # two scratch arrays of _merge_sort (4 n float64, twice the input).
+    # two scratch arrays of merge_sort (4 n float64, twice the input).
     n = x.size
     xs = x.copy()
     ys = y.copy()
-    _merge_sort(xs, ys)
-    x_ties = _tie_stats(xs)
+    merge_sort(xs, ys)
+    x_ties = tie_stats(xs)
     # Within each run of equal x, order y ascending and count the pairs tied in both.
     xy_pairs = 0
     start = 0
@@ -136,11 +134,11 @@ def _counts_mergesort(x, y):
         while stop < n and xs[stop] == xs[start]:
             stop += 1
         if stop - start > 1:
-            _merge_sort(ys[start:stop], xs[start:stop])  # xs is constant there
-            xy_pairs += _tie_stats(ys[start:stop])[1]
+            merge_sort(ys[start:stop], xs[start:stop])  # xs is constant there
+            xy_pairs += tie_stats(ys[start:stop])[1]
         start = stop
-    discordant = _merge_sort(ys, xs)
-    return _counts_from_discordant(n, discordant, xy_pairs, x_ties, _tie_stats(ys))
+    discordant = merge_sort(ys, xs)
+    return _counts_from_discordant(n, discordant, xy_pairs, x_ties, tie_stats(ys))
 
 
 @njit(cache=True)
@@ -149,11 +147,11 @@ def _counts_from_discordant(n, discordant, xy_pairs, x_ties, y_ties):
     vector's tie statistics: ``C + D = n (n - 1) / 2 - (tied in x) - (tied in y) + (tied in
     both)``."""
     untied = n * (n - 1) // 2 - x_ties[1] - y_ties[1] + xy_pairs  # C + D
-    return _counts_from_sign_sums(n, untied - 2 * discordant, untied, x_ties, y_ties)
+    return counts_from_sign_sums(n, untied - 2 * discordant, untied, x_ties, y_ties)
 
 
 @njit(cache=True)
-def _sorted_counts(order_x, rank_y, distinct_y):
+def sorted_counts(order_x, rank_y, distinct_y):
     """:class:`KendallCounts` of two vectors prepared once each, over the positions where
     neither is missing: ``order_x`` sorts the present values of ``x`` (any order within ties;
     ``~index``, negative, where a run of equal values starts), ``rank_y`` holds the dense ranks
@@ -171,12 +169,12 @@ def _sorted_counts(order_x, rank_y, distinct_y):
     (Christensen 2005, "Fast algorithms for the calculation of Kendall's tau", Computational
     Statistics 20, on the Fenwick tree).
     """
-    return _counts_of_groups(_runs_of_ranks(order_x, rank_y, distinct_y), distinct_y)
+    return counts_of_groups(_runs_of_ranks(order_x, rank_y, distinct_y), distinct_y)
 
 
 @njit(cache=True)
-def _counts_of_groups(runs, distinct_y):
-    """:class:`KendallCounts` from the groups of :func:`_runs_of_ranks` or :func:`_runs_of_keys`
+def counts_of_groups(runs, distinct_y):
+    """:class:`KendallCounts` from the groups of :func:`_runs_of_ranks` or :func:`runs_of_keys`
     (``runs``), swept by :func:`_discordant_of_runs`."""
     ys, counts, groups, n, x_ties, xy_pairs = runs
     discordant, y_ties = _discordant_of_runs(ys, counts, groups, distinct_y)
@@ -185,10 +183,10 @@ def _counts_of_groups(runs, distinct_y):
 
 @njit(cache=True)
 def _runs_of_ranks(order_x, rank_y, distinct_y):
-    """The first pass of :func:`_sorted_counts`: ``(ys, counts, groups, n, x_ties, xy_pairs)``,
+    """The first pass of :func:`sorted_counts`: ``(ys, counts, groups, n, x_ties, xy_pairs)``,
     the groups of equal ``y`` rank of each run of equal ``x`` (``ys[:groups]`` in ascending
     ``x``, then ascending ``y`` within a run; ``counts`` their sizes), the number of values
-    kept, the tie statistics of ``x`` (:func:`_tie_stats`) and the pairs tied in both.
+    kept, the tie statistics of ``x`` (:func:`tie_stats`) and the pairs tied in both.
 
     A gather of the ``y`` ranks in ``x`` order (independent reads: kept apart from the sweep's
     dependent updates, they overlap). A run of two is ordered by one comparison; a longer one is
@@ -215,7 +213,7 @@ def _runs_of_ranks(order_x, rank_y, distinct_y):
                 singles += 1
                 w = _add_group(ys, counts, start, ys[start], 1)  # may join the group before
             elif length == 2:
-                x_ties = _with_group(x_ties, np.int64(2))
+                x_ties = with_group(x_ties, np.int64(2))
                 a, b = ys[start], ys[start + 1]
                 if a == b:
                     counts[start] = 2
@@ -224,7 +222,7 @@ def _runs_of_ranks(order_x, rank_y, distinct_y):
                 elif a > b:
                     ys[start], ys[start + 1] = b, a
             elif length > 2:
-                x_ties = _with_group(x_ties, np.int64(length))
+                x_ties = with_group(x_ties, np.int64(length))
                 u = start  # the run's distinct ranks go to ys[start:u]
                 for i in range(start, w):
                     r = ys[i]
@@ -262,13 +260,13 @@ def _runs_of_ranks(order_x, rank_y, distinct_y):
     return ys, counts, w, np.int64(n), x_ties, xy_pairs
 
 
-#: :func:`_runs_of_keys`' keys: the ``y`` rank in bits 24-31, the index in bits 0-23.
+#: :func:`runs_of_keys`' keys: the ``y`` rank in bits 24-31, the index in bits 0-23.
 PAIR_KEY_MAX_RANKS = 256
 PAIR_KEY_MAX_N = 2**24
 
 
 @njit(cache=True, nogil=True)
-def _runs_of_keys(x, keys, exact):
+def runs_of_keys(x, keys, exact):
     """:func:`_runs_of_ranks`' ``(ys, counts, groups, n, x_ties, xy_pairs)`` from the sorted keys
     of one pair (:func:`~hanna_stats.kernels.grouped._pair_keys`): ``x``'s float32 order in the
     high half, then ``y``'s rank (bits 24-31) and the index (bits 0-23), present positions only.
@@ -322,14 +320,14 @@ def _runs_of_keys(x, keys, exact):
 @njit(cache=True, nogil=True, inline="always")
 def _emit_run(run_y, length, ys, counts, state):
     """Append one run of equal ``x`` (its ``length`` ``y`` ranks ``run_y``, ascending) to the
-    groups ``ys``/``counts`` of :func:`_runs_of_keys`: a group per distinct ``y``, the first
+    groups ``ys``/``counts`` of :func:`runs_of_keys`: a group per distinct ``y``, the first
     joining the group before when it has the same rank (as :func:`_runs_of_ranks`); ``state``
     is ``(groups written, x tie statistics, runs of one, pairs tied in both)``."""
     w, x_ties, singles, xy_pairs = state
     if length == 1:
         singles += 1
     else:
-        x_ties = _with_group(x_ties, np.int64(length))
+        x_ties = with_group(x_ties, np.int64(length))
     q = 0
     while q < length:
         e = q + 1
@@ -356,7 +354,7 @@ def _add_group(ys, counts, w, y, c):
 
 @njit(cache=True)
 def _discordant_of_runs(ys, counts, groups, distinct_y):
-    """The sweep of :func:`_sorted_counts` over :func:`_runs_of_ranks`' groups: the discordant
+    """The sweep of :func:`sorted_counts` over :func:`_runs_of_ranks`' groups: the discordant
     pairs and the tie statistics of ``y`` (from the tree's final counts).
 
     The Fenwick tree is walked a fixed number of levels (no unpredictable loop exits): a query
@@ -390,7 +388,7 @@ def _discordant_of_runs(ys, counts, groups, distinct_y):
     y_ties = (np.int64(0), np.int64(0), 0.0, 0.0)
     for r in range(distinct_y):
         if tree[r + 1]:
-            y_ties = _with_group(y_ties, tree[r + 1])
+            y_ties = with_group(y_ties, tree[r + 1])
     return discordant, y_ties
 
 
@@ -427,11 +425,11 @@ def kendall_counts(x, y):
     x, y = validated({"x": x, "y": y}, 1, 1)
     if np.isnan(x).any() or np.isnan(y).any():
         raise ValueError("x and y must not contain NaN (drop the incomplete pairs first)")
-    return _kendall_counts(x, y)
+    return pair_counts(x, y)
 
 
 @njit(cache=True)
-def _kendall_counts(x, y):
+def pair_counts(x, y):
     """:func:`kendall_counts` of NaN-free float64 vectors of equal length."""
     if x.size <= QUADRATIC_MAX_N:
         return _counts_quadratic(x, y)
@@ -474,11 +472,11 @@ def tau_from_counts(counts, *, variant="b"):
     code = check_option("variant", variant)
     if not isinstance(counts, KendallCounts):
         raise ValueError(f"counts must be a KendallCounts; got {type(counts).__name__}")
-    return float(_tau(counts, code))
+    return float(tau_by_code(counts, code))
 
 
 @njit(cache=True)
-def _tau(counts, variant_code):
+def tau_by_code(counts, variant_code):
     """:func:`tau_from_counts` with the variant as its code ``TAU_A``, ``TAU_B`` or ``TAU_C``."""
     n = counts.n
     n0 = n * (n - 1) // 2

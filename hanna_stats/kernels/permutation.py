@@ -34,7 +34,7 @@ from ._options import (
     memory_budget,
     validated,
 )
-from ._prepared import _prepare_rows, _with_criterion
+from ._prepared import prepare_rows, with_criterion
 from .distributed import cluster_executor, split
 from .grouped import at_level, level_correlation
 
@@ -153,7 +153,7 @@ def _system_null(means, T, criterion, pairs, method_code, variant_code):
     K = pairs.shape[0]
     perms, _, n = T.shape
     c = criterion.reshape(1, n)
-    prepared = _prepare_rows(c, method_code)
+    prepared = prepare_rows(c, method_code)
     kendall = method_code == KENDALL
     out = np.empty((K, perms + 1))
     for k in prange(K):
@@ -168,8 +168,8 @@ def _system_null(means, T, criterion, pairs, method_code, variant_code):
                 d = T[p - 1, b, s] - T[p - 1, a, s] if p > 0 else 0.0
                 xa[s] = means[a, s] + d
                 xb[s] = means[b, s] - d
-            ra = _with_criterion(xa, c[0], prepared, 0, method_code, variant_code, unit, signs)
-            rb = _with_criterion(xb, c[0], prepared, 0, method_code, variant_code, unit, signs)
+            ra = with_criterion(xa, c[0], prepared, 0, method_code, variant_code, unit, signs)
+            rb = with_criterion(xb, c[0], prepared, 0, method_code, variant_code, unit, signs)
             out[k, p] = ra - rb
     return out
 
@@ -180,7 +180,7 @@ def _item_null(Z, C, W, pairs, method_code, variant_code):
     # correlation with the criterion; NaN when either mean has no defined input.
     K = pairs.shape[0]
     perms, groups, n = W.shape
-    prepared = _prepare_rows(C, method_code)
+    prepared = prepare_rows(C, method_code)
     kendall = method_code == KENDALL
     out = np.empty((K, perms + 1))
     for k in prange(K):
@@ -200,8 +200,8 @@ def _item_null(Z, C, W, pairs, method_code, variant_code):
                     swap = p > 0 and W[p - 1, g, s] != 0
                     xa[s] = Z[b, g, s] if swap else Z[a, g, s]
                     xb[s] = Z[a, g, s] if swap else Z[b, g, s]
-                ra = _with_criterion(xa, C[g], prepared, g, method_code, variant_code, unit, signs)
-                rb = _with_criterion(xb, C[g], prepared, g, method_code, variant_code, unit, signs)
+                ra = with_criterion(xa, C[g], prepared, g, method_code, variant_code, unit, signs)
+                rb = with_criterion(xb, C[g], prepared, g, method_code, variant_code, unit, signs)
                 if not np.isnan(ra):
                     sum_a += ra
                     n_a += 1
@@ -272,7 +272,7 @@ def _pearson_global_null(cells, terms, base, W, columns):
 @njit(cache=True, inline="always")
 def _packed(x_s, x_t, c, base):
     # One system pair's packed term: base if x ties it, else sign(x_t - x_s) times the
-    # criterion's sign c (signs from comparisons, as _prepare_column).
+    # criterion's sign c (signs from comparisons, as prepare_column).
     sign = np.int64(x_t > x_s) - np.int64(x_t < x_s)
     return base if sign == 0 else sign * c
 
@@ -326,7 +326,7 @@ def _kendall_coefficients(Z, C, pairs, base, coef):
 @njit(cache=True, inline="always")
 def _packed_tau(y, n_pairs, shift, n0, root_n2, root, tau_b):
     """The tau of one packed value ``y = (C - D) + 2**shift * ties`` of an input whose
-    criterion has ``n0`` valid pairs (``root_n2 = sqrt(n0 - n2)``), formed as :func:`_tau`
+    criterion has ``n0`` valid pairs (``root_n2 = sqrt(n0 - n2)``), formed as :func:`tau_by_code`
     forms it (``root[v] = sqrt(v)``, correctly rounded as ``math.sqrt``): the same IEEE
     operations in the same order, so the same bits; NaN when ``x`` ties every pair."""
     v = np.int64(y) + n_pairs  # (C - D) + n_pairs in the low bits, ties above
@@ -429,7 +429,8 @@ def _kendall_item_prepare(Z, C, pairs, variant_code):
     shift, dtype = _packing(S)
     coef = np.empty((G, 1 + S + n_pairs, pairs.shape[0]), dtype=dtype)
     _kendall_coefficients(Z, C, pairs, 2**shift, coef)
-    # _tau's operands: tau-b = (C - D) / sqrt(n0 - ties) / sqrt(n0 - n2), tau-a = (C - D) / n0.
+    # tau_by_code's operands: tau-b = (C - D) / sqrt(n0 - ties) / sqrt(n0 - n2),
+    # tau-a = (C - D) / n0.
     n0 = np.zeros(G, dtype=np.int64)
     root_n2 = np.ones(G)
     for g in range(G):
@@ -453,12 +454,12 @@ def _kendall_item_null(prepared, swaps, columns):
     :func:`_packing`). A permutation's ``Y`` for all pairs is then the sum of the coefficient
     rows of its features ``[1, w_s, w_s w_t]`` that are 1 (contiguous int32 vector adds over
     the pairs); b's values are the same polynomial at ``1 - w`` (b's permuted scores are a's
-    with the complementary swaps). The tau of each ``Y`` is decoded and formed as :func:`_tau`
-    forms it (:func:`_packed_tau`: the same floating-point operations on the same operands),
-    so the values equal the slow path's to the last bit, with O(G + S^2) memory beside the
-    coefficients. Cost: about ``G (2 P) (1 + S / 2 + n_pairs / 4) K`` integer adds instead of
-    ``G (2 P) K`` full tau computations: per input, permutation and pair, O(S^2). ``columns``
-    selects pairs of ``prepared``.
+    with the complementary swaps). The tau of each ``Y`` is decoded and formed as
+    :func:`tau_by_code` forms it (:func:`_packed_tau`: the same floating-point operations on the
+    same operands), so the values equal the slow path's to the last bit, with O(G + S^2) memory
+    beside the coefficients. Cost: about ``G (2 P) (1 + S / 2 + n_pairs / 4) K`` integer adds
+    instead of ``G (2 P) K`` full tau computations: per input, permutation and pair, O(S^2).
+    ``columns`` selects pairs of ``prepared``.
     """
     coef, n0, root_n2, root, shift, tau_b, iu, ju = prepared
     if columns.size < coef.shape[2]:

@@ -7,12 +7,12 @@ from numba import njit
 
 from ._options import as_float_array, check_option
 
-#: _merge_sort first sorts runs of this many elements by insertion, in place.
+#: merge_sort first sorts runs of this many elements by insertion, in place.
 INSERTION_RUN = 16
 
 
 @njit(cache=True)
-def _merge_sort(keys, payload):
+def merge_sort(keys, payload):
     """Sort ``keys`` ascending in place (stable), permuting ``payload`` alike.
 
     Runs of ``INSERTION_RUN`` elements are sorted by insertion, then merged bottom-up with a
@@ -82,21 +82,21 @@ def _merge_sort(keys, payload):
 
 
 @njit(cache=True)
-def _sort_order(x):
+def sort_order(x):
     """Sorted copy of ``x`` and the stable permutation that sorts it (``x[order] == sorted``).
 
-    The permutation is float64 (positions, exact below 2**53): :func:`_merge_sort` is then
+    The permutation is float64 (positions, exact below 2**53): :func:`merge_sort` is then
     compiled for one payload type, the one Kendall's counting uses, not twice."""
     values = x.copy()
     order = np.arange(x.size, dtype=np.float64)
-    _merge_sort(values, order)
+    merge_sort(values, order)
     return values, order
 
 
 @njit(cache=True)
 def _tie_ranks(x, rule):
     """0-based ranks of ``x`` (1-D float64, no NaN) with tie rule ``WORDS["ties"][rule]``."""
-    values, order = _sort_order(x)
+    values, order = sort_order(x)
     n = x.size
     ranks = np.empty(n)
     start = 0
@@ -117,7 +117,7 @@ def _tie_ranks(x, rule):
 
 
 @njit(cache=True)
-def _rankdata(x):
+def average_ranks(x):
     """1-based average ranks of ``x`` (1-D float64, no NaN); see :func:`rankdata`."""
     ranks = _tie_ranks(x, 0)
     ranks += 1.0
@@ -193,4 +193,4 @@ def rankdata(x):
     >>> rankdata([10.0, 30.0, 20.0, 20.0])
     array([1. , 4. , 2.5, 2.5])
     """
-    return _rankdata(_ranking_input(x))
+    return average_ranks(_ranking_input(x))

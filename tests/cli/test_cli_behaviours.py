@@ -175,7 +175,7 @@ def test_the_first_compile_says_so_on_a_terminal(hanna_db, tmp_path, monkeypatch
     kernels = str(Path(importlib.util.find_spec("hanna_stats.kernels").origin))
     folder = UserProvidedCacheLocator.get_suitable_cache_subpath(kernels)
     (empty / folder).mkdir(parents=True, exist_ok=True)
-    (empty / folder / "correlation._statistic-92.py311.nbi").write_bytes(b"")
+    (empty / folder / "correlation.coefficient-92.py311.nbi").write_bytes(b"")
     assert progress.kernels_cached()
     assert main(argv) == 0 and capsys.readouterr().err == ""
 

@@ -25,8 +25,8 @@ from hanna_stats.kernels.grouped import (
     SIGN_VECTOR_MAX_N,
     UndefinedCorrelationError,
     _aggregate,
-    _group_blocks,
     aggregate_cells,
+    group_blocks,
     group_correlations,
     grouped_cubes,
     level_correlation,
@@ -72,13 +72,13 @@ def test_memory_budget_setting(monkeypatch):
 def test_group_blocks_follow_the_budget(monkeypatch):
     X = cube(0, 3, 50, 6)
     monkeypatch.setenv(BUDGET, "1")
-    blocks = list(_group_blocks(X, X, True, 2))
+    blocks = list(group_blocks(X, X, True, 2))
     assert [(lo, hi) for lo, hi, _, _ in blocks] == [(g, g + 1) for g in range(50)]
-    # Views of the cube's groups, copied by _block_correlations (a chunk at a time).
+    # Views of the cube's groups, copied by block_correlations (a chunk at a time).
     assert all(a is b and a.base is X for _, _, a, b in blocks)
     assert all(np.array_equal(a, X[:, lo:hi], equal_nan=True) for lo, hi, a, _ in blocks)
     monkeypatch.setenv(BUDGET, "1GiB")
-    ((lo, hi, a, b),) = _group_blocks(X, X, True, 2)
+    ((lo, hi, a, b),) = group_blocks(X, X, True, 2)
     assert (lo, hi) == (0, 50) and a is b and a.base is X and a.shape == X.shape
 
 

@@ -30,7 +30,7 @@ from hanna_stats.kernels import (
 )
 from hanna_stats.kernels import grouped as _grouped
 from hanna_stats.kernels.grouped import SIGN_VECTOR_MAX_N, SORTED_MIN_N, _prepare_sorted
-from hanna_stats.kernels.kendall import PAIR_KEY_MAX_RANKS, _sorted_counts
+from hanna_stats.kernels.kendall import PAIR_KEY_MAX_RANKS, sorted_counts
 
 METHODS = ("pearson", "spearman", "kendall")
 
@@ -187,7 +187,7 @@ def test_kendall_sorted_sweep_counts_match_merge_sort(X):
                 keep = ~(np.isnan(X[i, g]) | np.isnan(X[j, g]))
                 if counts[g, i, 0] < 1 or counts[g, j, 0] < 1 or keep.sum() < 2:
                     continue
-                got = _sorted_counts(
+                got = sorted_counts(
                     order[g, i, : int(counts[g, i, 1])], rank[g, j], int(counts[g, j, 0])
                 )
                 assert got == kendall_counts(X[i, g][keep], X[j, g][keep])
