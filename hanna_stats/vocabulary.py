@@ -5,7 +5,8 @@ word means the same thing, has the same default and is refused with the same mes
 it is given. The words are ``typing.Literal`` types (for signatures and type checkers); their
 values in order are :data:`WORDS` (the tuples the CLI offers as choices, and the integer codes
 of compiled loops are positions in them); :data:`DEFAULTS` is each public word's default in
-Python and on the command line alike (``tests/cli`` checks both against it).
+Python and on the command line alike (``tests/cli`` checks both against it), except where
+:data:`EXCEPTIONS` lists a function's other default beside its reason.
 
 This module imports only the standard library: the command line builds its parsers from it
 without loading numpy, polars or DuckDB.
@@ -193,6 +194,72 @@ DEFAULTS: dict[str, object] = {
     "seed": 0,
     "subsets": "each",
     "format": "table",
+}
+
+#: The parameters of a public analysis or kernel that carry a word of :data:`DEFAULTS` with
+#: another default, each with its default and why (``tests/test_defaults.py`` fails on any other
+#: difference). Keys are ``("analyses.<name>" or "kernels.<name>", parameter)``.
+EXCEPTIONS: dict[tuple[str, str], tuple[object, str]] = {
+    ("analyses.agreement", "kinds"): (
+        ("human",),
+        "the kinds of the rated measures (RatedKind), whose default is rated_kinds'",
+    ),
+    ("analyses.nominal_agreement", "kinds"): (
+        ("human",),
+        "the kinds of the rated measures (RatedKind), whose default is rated_kinds'",
+    ),
+    ("analyses.system_means", "kinds"): (
+        ("human",),
+        "the kinds of the rated measures (RatedKind), whose default is rated_kinds'",
+    ),
+    ("analyses.agreement", "include_human"): (
+        True,
+        "the raters rated the human-written system as they rated the others",
+    ),
+    ("analyses.nominal_agreement", "include_human"): (
+        True,
+        "the raters rated the human-written system as they rated the others",
+    ),
+    ("analyses.system_means", "include_human"): (
+        True,
+        "the paper's Tab. 4 gives the human-written system's mean rating beside the models'",
+    ),
+    ("analyses.criterion_values", "include_human"): (
+        True,
+        "the rating distributions (the paper's Fig. 9) show every rated system",
+    ),
+    ("analyses.measure_values", "include_human"): (
+        True,
+        "the values of every system a measure scores, as criterion_values",
+    ),
+    ("kernels.adjust_pvalues", "method"): (
+        "bh",
+        "another word: the correction (Correction), as scipy.stats.false_discovery_control's",
+    ),
+    ("kernels.correlation", "method"): (
+        "pearson",
+        "the kernel of one pair of samples keeps scipy.stats.pearsonr's defaults",
+    ),
+    ("kernels.correlation", "nan_policy"): (
+        "propagate",
+        "the kernel of one pair of samples keeps scipy.stats' default nan_policy",
+    ),
+    ("kernels.correlation", "alternative"): (
+        "two-sided",
+        "the kernel of one pair of samples keeps scipy.stats' default alternative",
+    ),
+    ("kernels.intraclass_corr", "nan_policy"): (
+        "raise",
+        "pingouin.intraclass_corr's default: no rating is dropped unasked",
+    ),
+    ("kernels.permutation_test_pairs", "level"): (
+        "system",
+        "mt-metrics-eval's PermutationSigDiff (PERM-BOTH) compares system-level correlations",
+    ),
+    ("kernels.permutation_test_pairs", "alternative"): (
+        "two-sided",
+        "scipy.stats.permutation_test's default; the analyses pass the vocabulary's",
+    ),
 }
 
 
