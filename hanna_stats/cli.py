@@ -523,6 +523,19 @@ def _analysis(
 
 
 def _commands() -> tuple[Command, ...]:
+    """Every subcommand, in the order of ``--help``."""
+    return (
+        *_data_commands(),
+        *_correlation_commands(),
+        *_resampling_commands(),
+        *_cluster_and_rater_commands(),
+        *_page_commands(),
+        *_scoring_commands(),
+    )
+
+
+def _data_commands() -> tuple[Command, ...]:
+    """Fetching, ingesting and querying the store."""
     return (
         Command(
             "fetch-data",
@@ -670,6 +683,12 @@ def _commands() -> tuple[Command, ...]:
             ),
             _cmd_sql,
         ),
+    )
+
+
+def _correlation_commands() -> tuple[Command, ...]:
+    """Correlations, rankings and the Williams test."""
+    return (
         _analysis(
             "correlate",
             "correlations:correlate",
@@ -802,6 +821,12 @@ def _commands() -> tuple[Command, ...]:
             INCLUDE_HUMAN,
             KINDS,
         ),
+    )
+
+
+def _resampling_commands() -> tuple[Command, ...]:
+    """Intervals, permutation tests and tie calibration."""
+    return (
         _analysis(
             "ci",
             "resampling:correlation_ci",
@@ -924,6 +949,12 @@ def _commands() -> tuple[Command, ...]:
             INCLUDE_HUMAN,
             KINDS,
         ),
+    )
+
+
+def _cluster_and_rater_commands() -> tuple[Command, ...]:
+    """Significance clusters; agreement of raters and judges; system means."""
+    return (
         _analysis(
             "clusters",
             "meta_eval:metric_clusters",
@@ -1054,6 +1085,12 @@ def _commands() -> tuple[Command, ...]:
             CONFIDENCE,
             NO_HUMAN,
         ),
+    )
+
+
+def _page_commands() -> tuple[Command, ...]:
+    """The user study and the report."""
+    return (
         Command(
             "user-study",
             "agreement of the raters of the TACL 2024 user study on LLM judges' explanations",
@@ -1163,6 +1200,12 @@ def _commands() -> tuple[Command, ...]:
             _cmd_report,
             output=False,
         ),
+    )
+
+
+def _scoring_commands() -> tuple[Command, ...]:
+    """Scoring texts into a store."""
+    return (
         Command(
             "score",
             "compute the paper's metrics from texts into a store or a tidy file",
