@@ -196,30 +196,17 @@ DEFAULTS: dict[str, object] = {
     "format": "table",
 }
 
+_RATED_KINDS = (("human",), "the kinds of the rated measures (RatedKind), as rated_kinds'")
+_RATERS_RATED_HUMAN = (True, "the raters rated the human-written system as they rated the others")
 #: The parameters of a public analysis or kernel that carry a word of :data:`DEFAULTS` with
 #: another default, each with its default and why (``tests/test_defaults.py`` fails on any other
 #: difference). Keys are ``("analyses.<name>" or "kernels.<name>", parameter)``.
 EXCEPTIONS: dict[tuple[str, str], tuple[object, str]] = {
-    ("analyses.agreement", "kinds"): (
-        ("human",),
-        "the kinds of the rated measures (RatedKind), whose default is rated_kinds'",
-    ),
-    ("analyses.nominal_agreement", "kinds"): (
-        ("human",),
-        "the kinds of the rated measures (RatedKind), whose default is rated_kinds'",
-    ),
-    ("analyses.system_means", "kinds"): (
-        ("human",),
-        "the kinds of the rated measures (RatedKind), whose default is rated_kinds'",
-    ),
-    ("analyses.agreement", "include_human"): (
-        True,
-        "the raters rated the human-written system as they rated the others",
-    ),
-    ("analyses.nominal_agreement", "include_human"): (
-        True,
-        "the raters rated the human-written system as they rated the others",
-    ),
+    ("analyses.agreement", "kinds"): _RATED_KINDS,
+    ("analyses.nominal_agreement", "kinds"): _RATED_KINDS,
+    ("analyses.system_means", "kinds"): _RATED_KINDS,
+    ("analyses.agreement", "include_human"): _RATERS_RATED_HUMAN,
+    ("analyses.nominal_agreement", "include_human"): _RATERS_RATED_HUMAN,
     ("analyses.system_means", "include_human"): (
         True,
         "the paper's Tab. 4 gives the human-written system's mean rating beside the models'",
