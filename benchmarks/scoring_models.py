@@ -61,14 +61,14 @@ def minilm_dir() -> str:
 
 
 def config(device: str):
-    from scoring.registry import ScoringConfig
+    from hanna_stats.scoring.registry import ScoringConfig
 
     return ScoringConfig(device=device, batch_size=16, models={MINILM: minilm_dir()},
                          progress=False)
 
 
 def ours_bertscore(cands, refs, prompts, device):
-    from scoring.models.bertscore import bertscore
+    from hanna_stats.scoring.models.bertscore import bertscore
 
     return bertscore(cands, refs, config(device), model=MINILM, layer=4)
 
@@ -87,16 +87,15 @@ def ref_bertscore(cands, refs, prompts, device):
 
 
 def ours_moverscore(cands, refs, prompts, device):
-    from scoring.models.moverscore import moverscore
+    from hanna_stats.scoring.models.moverscore import moverscore
 
     return moverscore(cands, refs, config(device), model=MINILM)
 
 
 @cache
 def mover_reference(device: str):
+    from hanna_stats.scoring.models._runtime import load_checkpoint
     from moverscore_reference import moverscore_v2
-
-    from scoring.models._runtime import load_checkpoint
 
     return moverscore_v2(*load_checkpoint(MINILM, config(device)))
 
@@ -108,13 +107,13 @@ def ref_moverscore(cands, refs, prompts, device):
 
 
 def ours_baryscore(cands, refs, prompts, device):
-    from scoring.models.baryscore import baryscore
+    from hanna_stats.scoring.models.baryscore import baryscore
 
     return baryscore(cands, refs, config(device), model=MINILM)
 
 
 def ours_depthscore(cands, refs, prompts, device):
-    from scoring.models.depthscore import depthscore
+    from hanna_stats.scoring.models.depthscore import depthscore
 
     return depthscore(cands, refs, config(device), model=MINILM, layer=4)
 
@@ -130,8 +129,8 @@ def word_vectors() -> str:
 
 
 def ours_rouge_we(cands, refs, prompts, device):
-    from scoring.models.rouge_we import rouge_we
-    from scoring.registry import ScoringConfig
+    from hanna_stats.scoring.models.rouge_we import rouge_we
+    from hanna_stats.scoring.registry import ScoringConfig
 
     return rouge_we(cands, refs, ScoringConfig(models={"deps.words": word_vectors()}))
 
@@ -140,8 +139,8 @@ def ours_supert(cands, refs, prompts, device):
     """SUPERT-PS and SUPERT-SS (the registered scorer) with MiniLM as the SBERT model."""
     from dataclasses import replace
 
-    from scoring.models.supert import MODEL, score_supert
-    from scoring.registry import Texts
+    from hanna_stats.scoring.models.supert import MODEL, score_supert
+    from hanna_stats.scoring.registry import Texts
 
     sbert = replace(config(device), models={MODEL: minilm_dir()})
     return score_supert(Texts.of(prompts, refs, cands), sbert)
@@ -173,13 +172,13 @@ def minilm_bart() -> str:
 
 
 def model_config(device: str, name: str, path: str):
-    from scoring.registry import ScoringConfig
+    from hanna_stats.scoring.registry import ScoringConfig
 
     return ScoringConfig(device=device, batch_size=16, models={name: path}, progress=False)
 
 
 def ours_bartscore(cands, refs, prompts, device):
-    from scoring.models.bartscore import CHECKPOINT, mean_log_likelihood
+    from hanna_stats.scoring.models.bartscore import CHECKPOINT, mean_log_likelihood
 
     return mean_log_likelihood(tuple(refs), tuple(cands), model_config(device, CHECKPOINT,
                                                                         minilm_bart()))
@@ -210,7 +209,7 @@ def ref_bartscore(cands, refs, prompts, device):
 
 
 def ours_infolm(cands, refs, prompts, device):
-    from scoring.models.infolm import CHECKPOINT, fisher_rao, text_distributions
+    from hanna_stats.scoring.models.infolm import CHECKPOINT, fisher_rao, text_distributions
 
     cfg = model_config(device, CHECKPOINT, minilm_mlm())
     return fisher_rao(text_distributions(tuple(refs), cfg), text_distributions(tuple(cands), cfg))
@@ -225,7 +224,7 @@ def ref_infolm(cands, refs, prompts, device):
 
 
 def ours_blanc_help(cands, refs, prompts, device):
-    from scoring.models.blanc import CHECKPOINT, blanc_help
+    from hanna_stats.scoring.models.blanc import CHECKPOINT, blanc_help
 
     return blanc_help(tuple(cands), tuple(prompts), model_config(device, CHECKPOINT, minilm_mlm()))
 
@@ -240,8 +239,7 @@ def blanc_package():
 
     import torch
     import transformers  # noqa: F401
-
-    from scoring.models import blanc
+    from hanna_stats.scoring.models import blanc
 
     shell = types.ModuleType("blanc")
     shell.__path__ = list(importlib.util.find_spec("blanc").submodule_search_locations)

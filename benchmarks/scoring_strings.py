@@ -33,8 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 from conftest import HANNA_DIR  # noqa: E402
-
-from scoring.registry import REGISTRY, ScoringConfig, Texts  # noqa: E402
+from hanna_stats.scoring.registry import REGISTRY, ScoringConfig, Texts  # noqa: E402
 
 CONFIG = ScoringConfig(hanna_compat=True, progress=False)
 

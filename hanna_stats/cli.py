@@ -1658,7 +1658,7 @@ def _cmd_sql(command: Command, args: argparse.Namespace) -> int:
 
 def _cmd_report(command: Command, args: argparse.Namespace) -> int:
     from hanna_stats.progress import compile_notice
-    from reports import ReportSettings, write_report
+    from hanna_stats.reports import ReportSettings, write_report
 
     settings = ReportSettings(**command.keywords(args))
     compile_notice()
@@ -1679,13 +1679,13 @@ def _cmd_user_study(command: Command, args: argparse.Namespace) -> int:
 
 
 def _cmd_score(command: Command, args: argparse.Namespace) -> int:
-    import scoring
-    from scoring.io import read_texts
-    from scoring.registry import ScoringConfig
-    from scoring.run import resolve_metrics, score_input, score_into_store, score_store
+    import hanna_stats.scoring
+    from hanna_stats.scoring.io import read_texts
+    from hanna_stats.scoring.registry import ScoringConfig
+    from hanna_stats.scoring.run import resolve_metrics, score_input, score_into_store, score_store
 
     if args.list:
-        table = scoring.list_metrics().select(
+        table = hanna_stats.scoring.list_metrics().select(
             "metric", "family", "reference", "symbol", "available", "scorer", "multi_reference"
         )
         _emit(table, args.format)

@@ -58,7 +58,8 @@ class Chart:
 
     @classmethod
     def of(cls, builder, frame: pl.DataFrame, **options) -> Chart:
-        """``builder(frame, **options)`` (a function of :mod:`reports.charts`) with its frame."""
+        """``builder(frame, **options)`` (a function of :mod:`hanna_stats.reports.charts`) with its
+        frame."""
         return cls(builder(frame, **options), frame)
 
 

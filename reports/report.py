@@ -11,11 +11,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
+from hanna_stats.reports.html import Note, Section, Table, render_page
+from hanna_stats.reports.sections import SECTIONS, Context, ReportSettings, dataset
 
 from hanna_stats.progress import progress, study_notes
 from hanna_stats.study import Study
-from reports.html import Note, Section, Table, render_page
-from reports.sections import SECTIONS, Context, ReportSettings, dataset
 
 TITLE = "hanna_stats report: how well do automatic metrics agree with human judgements?"
 

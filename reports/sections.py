@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
+from hanna_stats.reports import charts
+from hanna_stats.reports.html import Chart, Note, Section, Table
 
 from hanna_stats import analyses as an
 from hanna_stats.kernels import check_confidence, check_count, check_seed
@@ -31,8 +33,6 @@ from hanna_stats.vocabulary import (
     check_kinds,
     check_level,
 )
-from reports import charts
-from reports.html import Chart, Note, Section, Table
 
 #: The levels and the coefficients of the report's correlation sections.
 LEVELS, METHODS = WORDS["item_system"], WORDS["method"]

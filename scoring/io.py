@@ -30,10 +30,10 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
+from hanna_stats.scoring.registry import Texts
 
 from hanna_stats.store.source import Source, decode_text, read_source
 from hanna_stats.store.texts import stored_texts
-from scoring.registry import Texts
 
 COLUMNS = ("item", "input", "system", "prompt", "reference", "story")
 GENERIC = ("input", "system", "prompt", "reference", "story")
@@ -236,7 +236,8 @@ def to_texts(
     single_reference: str | None = None,
     need_prompt: bool = False,
 ) -> Texts:
-    """The :class:`~scoring.registry.Texts` of ``data``; a null story counts as empty text.
+    """The :class:`~hanna_stats.scoring.registry.Texts` of ``data``; a null story counts as empty
+    text.
 
     Parameters
     ----------

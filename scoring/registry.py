@@ -38,7 +38,8 @@ class Texts:
     extra_references : tuple of tuple of str
         The further references of each item (SummEval has 11 per summary); empty tuples when
         each item has one (the default). Only scorers registered with a ``multi_reference``
-        rule read them; :func:`scoring.run.score` refuses texts that have any for the others
+        rule read them; :func:`hanna_stats.scoring.run.score` refuses texts that have any for the
+        others
         (:attr:`Scorer.single_reference`).
     """
 
@@ -136,7 +137,8 @@ class ScoringConfig:
         Show progress bars (only on a terminal; see ``hanna_stats.progress``).
     split_sentences : bool
         Split every reference and candidate into sentences, one per line, before ROUGE reads
-        it (:func:`scoring.strings.rouge.split_sentences`); changes the summary-level ROUGE-L
+        it (:func:`hanna_stats.scoring.strings.rouge.split_sentences`); changes the summary-level
+        ROUGE-L
         and ROUGE-W, whose units are lines.
     lowercase : bool
         Novelty-n and Repetition-n on lowercased tokens, as SummEval's current
@@ -196,8 +198,8 @@ class Scorer:
     @property
     def single_reference(self) -> bool:
         """Whether the scorer reads a reference and only one per item (no ``multi_reference``):
-        texts with several references per item are refused (:func:`scoring.io.to_texts`,
-        :func:`scoring.run.score`)."""
+        texts with several references per item are refused (:func:`hanna_stats.scoring.io.to_texts`,
+        :func:`hanna_stats.scoring.run.score`)."""
         return self.reference and self.multi_reference is None
 
     @property

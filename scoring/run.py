@@ -8,11 +8,11 @@ from pathlib import Path
 import duckdb
 import numpy as np
 import polars as pl
+from hanna_stats.scoring.io import ScoringInput, read_store_texts, to_texts
+from hanna_stats.scoring.registry import REGISTRY, ScoringConfig, Texts, scorer_of
 
 from hanna_stats.progress import progress
 from hanna_stats.store.scores import scored_pairs, write_scores
-from scoring.io import ScoringInput, read_store_texts, to_texts
-from scoring.registry import REGISTRY, ScoringConfig, Texts, scorer_of
 
 TIDY_COLUMNS = ("item", "input", "system", "metric", "value")
 
@@ -70,7 +70,8 @@ def score(texts: Texts, metrics: Sequence[str], config: ScoringConfig) -> dict[s
     ------
     ValueError
         If a metric is unknown, its scorer's modules are not installed, or it takes one
-        reference per item (:attr:`~scoring.registry.Scorer.single_reference`) and an item of
+        reference per item (:attr:`~hanna_stats.scoring.registry.Scorer.single_reference`) and an
+        item of
         ``texts`` has several.
     """
     scorers = {scorer_of(m).name: scorer_of(m) for m in metrics}
@@ -109,7 +110,7 @@ def score_input(
     Parameters
     ----------
     data : ScoringInput
-        Texts read by :func:`scoring.io.read_texts`.
+        Texts read by :func:`hanna_stats.scoring.io.read_texts`.
     metrics : sequence of str
         Measure names.
     config : ScoringConfig

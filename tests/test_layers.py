@@ -12,11 +12,25 @@ what two modules share has a public name in one of them (``from . import _x`` cr
 from __future__ import annotations
 
 import ast
+import tomllib
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+#: Folder of each package whose folder is not its dotted name (pyproject's package-dir):
+#: reports/ is hanna_stats.reports, scoring/ is hanna_stats.scoring.
+PACKAGE_DIRS = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"][
+    "package-dir"
+]
+
+
+def source(module: str) -> Path:
+    """Where the dotted ``module`` of this project lives (without ``.py``)."""
+    for package, folder in PACKAGE_DIRS.items():
+        if module == package or module.startswith(package + "."):
+            return REPO.joinpath(folder, *module.split(".")[package.count(".") + 1 :])
+    return REPO.joinpath(*module.split("."))
 
 #: What each layer may import (besides itself).
 ALLOWED = {
@@ -47,8 +61,6 @@ ALLOWED = {
 def layer(module: str) -> str | None:
     """The layer of a dotted module name of this project (None for any other module)."""
     parts = module.split(".")
-    if parts[0] in ("reports", "scoring"):
-        return parts[0]
     if parts[0] != "hanna_stats":
         return None
     if len(parts) == 1:
@@ -60,11 +72,12 @@ def layer(module: str) -> str | None:
 
 def modules() -> list[tuple[str, Path]]:
     found = []
-    for top in ("hanna_stats", "reports", "scoring"):
-        for path in sorted((REPO / top).rglob("*.py")):
-            parts = path.relative_to(REPO).with_suffix("").parts
-            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-            found.append((name, path))
+    tops = {"hanna_stats": "hanna_stats", **PACKAGE_DIRS}
+    for package, folder in tops.items():
+        for path in sorted((REPO / folder).rglob("*.py")):
+            parts = path.relative_to(REPO / folder).with_suffix("").parts
+            parts = parts[:-1] if parts[-1] == "__init__" else parts
+            found.append((".".join([package, *parts]), path))
     return found
 
 
@@ -83,10 +96,7 @@ def imports(name: str, path: Path) -> list[tuple[int, str, list[str]]]:
                 anchor = anchor[: len(anchor) - node.level + 1]
                 base = ".".join([*anchor, base]) if base else ".".join(anchor)
             for alias in node.names:  # `from hanna_stats import analyses`: a submodule
-                submodule = REPO / "hanna_stats" / alias.name
-                if base == "hanna_stats" and (
-                    submodule.is_dir() or submodule.with_suffix(".py").is_file()
-                ):
+                if base == "hanna_stats" and is_module(f"{base}.{alias.name}"):
                     out.append((node.lineno, f"{base}.{alias.name}", []))
                 else:
                     out.append((node.lineno, base, [alias.name]))
@@ -118,7 +128,7 @@ def private(name: str) -> bool:
 
 
 def is_module(module: str) -> bool:
-    path = REPO.joinpath(*module.split("."))
+    path = source(module)
     return path.is_dir() or path.with_suffix(".py").is_file()
 
 

@@ -37,7 +37,8 @@ def scored_pairs(con: duckdb.DuckDBPyConnection, measures: list[str]) -> pl.Data
 
 def _references(items: pl.DataFrame) -> pl.DataFrame:
     """All the references of ``items`` with several (optional columns ``references`` and
-    ``reference_columns`` of :class:`scoring.io.ScoringInput`), for ``item_references``."""
+    ``reference_columns`` of :class:`hanna_stats.scoring.io.ScoringInput`), for
+    ``item_references``."""
     if "references" not in items.columns:
         return b.frame(b.REFERENCES)
     names = (

@@ -2,7 +2,7 @@
 
 Each item's output text (``items.text``), its references (``item_references``, first one
 first) and its input's text (``inputs.text``, the source that reference-free metrics compare
-with), in the shape :mod:`scoring.io` gives a file's texts.
+with), in the shape :mod:`hanna_stats.scoring.io` gives a file's texts.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """Embedding-based (epsilon) and model-based (Delta) scorers on transformers + torch.
 
-Importing this package registers every model scorer in :data:`scoring.registry.REGISTRY`; the
+Importing this package registers every model scorer in
+:data:`hanna_stats.scoring.registry.REGISTRY`; the
 scorer modules import torch and transformers only inside their compute functions.
 """
 
-from scoring.models import (  # noqa: F401
+from hanna_stats.scoring.models import (  # noqa: F401
     bartscore,
     baryscore,
     bertscore,

@@ -3,7 +3,8 @@
 BERTScore, MoverScore, BaryScore and DepthScore all start the same way: tokenize each text
 (special tokens included, truncated to the model's length), run the encoder, keep the hidden
 states of some layers per token. :func:`encode` does this once, batched by length
-(:func:`scoring.models._runtime.length_batches`), and returns per-text arrays in input order.
+(:func:`hanna_stats.scoring.models._runtime.length_batches`), and returns per-text arrays in input
+order.
 :func:`idf_weights` is the corpus idf the four metrics' reference implementations share.
 """
 
@@ -16,9 +17,13 @@ from dataclasses import dataclass
 from math import log
 
 import numpy as np
-
-from scoring.models._runtime import batch_progress, length_batches, load_checkpoint, resolve_device
-from scoring.registry import ScoringConfig
+from hanna_stats.scoring.models._runtime import (
+    batch_progress,
+    length_batches,
+    load_checkpoint,
+    resolve_device,
+)
+from hanna_stats.scoring.registry import ScoringConfig
 
 
 @dataclass(frozen=True)
@@ -131,7 +136,7 @@ def encode(
     texts : sequence of str
         Texts to encode (stripped of surrounding whitespace first, as bert-score does).
     checkpoint : str
-        Encoder checkpoint, resolved by :func:`scoring.models._runtime.load_checkpoint`.
+        Encoder checkpoint, resolved by :func:`hanna_stats.scoring.models._runtime.load_checkpoint`.
     config : ScoringConfig
         Device, batch size, checkpoint overrides, progress.
     layers : sequence of int

@@ -28,9 +28,9 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from hanna_stats.scoring.registry import ScoringConfig
 
 from hanna_stats.progress import progress
-from scoring.registry import ScoringConfig
 
 if TYPE_CHECKING:
     import torch

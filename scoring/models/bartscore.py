@@ -18,9 +18,8 @@ SP = log p(prompt | story) (reference-free). The published Human row has SH == H
 from __future__ import annotations
 
 import numpy as np
-
-from scoring.models._runtime import batch_progress, length_batches, load_checkpoint
-from scoring.registry import ScoringConfig, Texts, register
+from hanna_stats.scoring.models._runtime import batch_progress, length_batches, load_checkpoint
+from hanna_stats.scoring.registry import ScoringConfig, Texts, register
 
 CHECKPOINT = "facebook/bart-large-cnn"
 MAX_TOKENS = 1024

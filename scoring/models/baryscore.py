@@ -22,10 +22,9 @@ import warnings
 from collections.abc import Sequence
 
 import numpy as np
-
-from scoring.models._embed import encode, idf_weights, tokenize, unit
-from scoring.models._runtime import load_checkpoint
-from scoring.registry import ScoringConfig, Texts, register
+from hanna_stats.scoring.models._embed import encode, idf_weights, tokenize, unit
+from hanna_stats.scoring.models._runtime import load_checkpoint
+from hanna_stats.scoring.registry import ScoringConfig, Texts, register
 
 MODEL = "bert-base-uncased"
 LAST_LAYERS = 5
@@ -188,7 +187,7 @@ def baryscore(
 
     For each text: the hidden states of the last ``last_layers`` layers, each token's vector
     divided by its norm; token weights = idf over the texts of the same side (candidates or
-    references; :func:`scoring.models._embed.idf_weights`), or uniform when not ``idf``,
+    references; :func:`hanna_stats.scoring.models._embed.idf_weights`), or uniform when not ``idf``,
     normalised to sum 1; then the :func:`wasserstein_barycentre` of the layers. The scores are
     :func:`bary_distances` between the two barycentres (lower is closer; 0 for identical texts,
     except SD under ``config.hanna_compat``, see the module docstring).

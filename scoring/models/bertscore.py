@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-
-from scoring.models._embed import encode, idf_weights, tokenize, unit
-from scoring.models._runtime import load_checkpoint
-from scoring.registry import ScoringConfig, Texts, group_references, register
+from hanna_stats.scoring.models._embed import encode, idf_weights, tokenize, unit
+from hanna_stats.scoring.models._runtime import load_checkpoint
+from hanna_stats.scoring.registry import ScoringConfig, Texts, group_references, register
 
 MODEL = "roberta-large"
 LAYER = 17
@@ -67,7 +66,8 @@ def bertscore(
     Each text is encoded by ``model``; the hidden states of ``layer`` are matched greedily by
     cosine (:func:`greedy_match`), every token a candidate for the maximum (special tokens
     included), and averaged with weights: 1, or the idf over ``references`` when ``idf``
-    (:func:`scoring.models._embed.idf_weights`); ``[CLS]``/``[SEP]`` (``<s>``/``</s>``) weigh 0.
+    (:func:`hanna_stats.scoring.models._embed.idf_weights`); ``[CLS]``/``[SEP]`` (``<s>``/``</s>``)
+    weigh 0.
     :math:`F = 2PR / (P + R)` (0 when :math:`P + R = 0`). With ``baseline`` :math:`b`, each score
     :math:`s` is rescaled to :math:`(s - b) / (1 - b)` (Zhang et al., 2020, Sec. 5).
 

@@ -46,10 +46,9 @@ import random
 import unicodedata
 
 import numpy as np
-
-from scoring._spacy import blank_english
-from scoring.models._runtime import batch_progress, length_batches, load_checkpoint
-from scoring.registry import ScoringConfig, Texts, register
+from hanna_stats.scoring._spacy import blank_english
+from hanna_stats.scoring.models._runtime import batch_progress, length_batches, load_checkpoint
+from hanna_stats.scoring.registry import ScoringConfig, Texts, register
 
 CHECKPOINT = "bert-base-uncased"
 GAP = 2

@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-
-from scoring.models._embed import encode, unit
-from scoring.registry import ScoringConfig, Texts, register
+from hanna_stats.scoring.models._embed import encode, unit
+from hanna_stats.scoring.registry import ScoringConfig, Texts, register
 
 MODEL = "bert-base-uncased"
 LAYER = 9

@@ -35,9 +35,8 @@ from __future__ import annotations
 from collections import Counter
 
 import numpy as np
-
-from scoring.models._runtime import batch_progress, load_checkpoint
-from scoring.registry import ScoringConfig, Texts, register
+from hanna_stats.scoring.models._runtime import batch_progress, load_checkpoint
+from hanna_stats.scoring.registry import ScoringConfig, Texts, register
 
 CHECKPOINT = "bert-base-uncased"
 TEMPERATURE = 0.25

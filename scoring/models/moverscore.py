@@ -14,10 +14,9 @@ from collections.abc import Sequence
 from itertools import pairwise
 
 import numpy as np
-
-from scoring.models._embed import encode, idf_weights, tokenize, unit
-from scoring.models._runtime import load_checkpoint
-from scoring.registry import ScoringConfig, Texts, group_references, register
+from hanna_stats.scoring.models._embed import encode, idf_weights, tokenize, unit
+from hanna_stats.scoring.models._runtime import load_checkpoint
+from hanna_stats.scoring.registry import ScoringConfig, Texts, group_references, register
 
 MODEL = "distilbert-base-uncased"
 _PUNCTUATION = frozenset(string.punctuation)
@@ -56,7 +55,8 @@ def moverscore(
 ) -> np.ndarray:
     """MoverScore of each candidate against its reference (see :func:`word_mover`).
 
-    Token weights: the idf (:func:`scoring.models._embed.idf_weights`) of the reference tokens
+    Token weights: the idf (:func:`hanna_stats.scoring.models._embed.idf_weights`) of the reference
+    tokens
     over ``references`` and of the candidate tokens over ``candidates`` (special tokens get 0 as
     they occur everywhere); tokens in ``stop_words``, WordPiece continuations (``##...``) and
     single punctuation characters get 0. Embeddings are the last layer of ``model``.

@@ -35,10 +35,9 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
-
-from scoring.models._embed import unit
-from scoring.models._runtime import MissingCheckpointError
-from scoring.registry import ScoringConfig, Texts, as_reference_sets, register
+from hanna_stats.scoring.models._embed import unit
+from hanna_stats.scoring.models._runtime import MissingCheckpointError
+from hanna_stats.scoring.registry import ScoringConfig, Texts, as_reference_sets, register
 
 EMBEDDINGS = "deps.words"
 EMBEDDINGS_URL = "http://u.cs.biu.ac.il/~yogo/data/syntemb/deps.words.bz2"

@@ -17,7 +17,7 @@ SummEval's ``s3_utils``, which HANNA ran), in the order the models expect (sorte
   matched n-grams (clipped counts) / n-grams of the reference;
 * ``ROUGE_1_R_WE``, ``ROUGE_2_R_WE`` -- ROUGE-WE-n recall (unstemmed tokens, soft matches
   through the dependency-based word embeddings ``deps.words`` at cosine 0.8;
-  :mod:`scoring.models.rouge_we`).
+  :mod:`hanna_stats.scoring.models.rouge_we`).
 
 Tokens are the lowercased ``\\w+`` runs; stemming is NLTK's Snowball English stemmer. NLTK's
 stop-word list is data that NLTK downloads at run time; its 179 English words are copied below.
@@ -40,10 +40,9 @@ from functools import cache
 from pathlib import Path
 
 import numpy as np
-
-from scoring.models._runtime import MissingCheckpointError
-from scoring.models.rouge_we import rouge_we
-from scoring.registry import ScoringConfig, Texts, register
+from hanna_stats.scoring.models._runtime import MissingCheckpointError
+from hanna_stats.scoring.models.rouge_we import rouge_we
+from hanna_stats.scoring.registry import ScoringConfig, Texts, register
 
 MODELS = "s3-models"
 FEATURES = ("JS_eval_1", "JS_eval_2", "ROUGE_1_R", "ROUGE_1_R_WE", "ROUGE_2_R", "ROUGE_2_R_WE")
@@ -116,7 +115,7 @@ def features(
         Aligned texts.
     config : ScoringConfig
         ``models["deps.words"]``: the word vectors for the ROUGE-WE features
-        (:func:`scoring.models.rouge_we.load_word_vectors`).
+        (:func:`hanna_stats.scoring.models.rouge_we.load_word_vectors`).
 
     Returns
     -------

@@ -37,14 +37,13 @@ from collections import Counter
 from functools import cache
 
 import numpy as np
-
-from scoring.models._runtime import (
+from hanna_stats.scoring.models._runtime import (
     MissingCheckpointError,
     batch_progress,
     length_batches,
     load_checkpoint,
 )
-from scoring.registry import ScoringConfig, Texts, register
+from hanna_stats.scoring.registry import ScoringConfig, Texts, register
 
 CHECKPOINT = "bert-large-uncased-whole-word-masking-finetuned-squad"
 SPACY_PIPELINE = "en_core_web_sm"

@@ -44,11 +44,10 @@ import re
 from collections.abc import Collection, Sequence
 
 import numpy as np
-
-from scoring.models._embed import encode
-from scoring.models._runtime import load_checkpoint
-from scoring.models.bertscore import greedy_match
-from scoring.registry import ScoringConfig, Texts, register
+from hanna_stats.scoring.models._embed import encode
+from hanna_stats.scoring.models._runtime import load_checkpoint
+from hanna_stats.scoring.models.bertscore import greedy_match
+from hanna_stats.scoring.registry import ScoringConfig, Texts, register
 
 MODEL = "sentence-transformers/bert-large-nli-stsb-mean-tokens"
 TOP_N = 15

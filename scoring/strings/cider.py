@@ -7,9 +7,8 @@ import math
 import re
 
 import numpy as np
-
-from scoring.registry import ScoringConfig, Texts, register
-from scoring.strings._tokens import Vocabulary, distinct, ngram_codes
+from hanna_stats.scoring.registry import ScoringConfig, Texts, register
+from hanna_stats.scoring.strings._tokens import Vocabulary, distinct, ngram_codes
 
 MAX_N = 4
 SIGMA = 6.0

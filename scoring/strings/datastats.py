@@ -11,11 +11,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from hanna_stats.scoring._spacy import blank_english
+from hanna_stats.scoring.registry import ScoringConfig, Texts, register
+from hanna_stats.scoring.strings._tokens import (
+    DISTINCT,
+    NOVEL,
+    REPEATED,
+    distinct,
+    pack,
+    pair_ngram_stats,
+)
 from numba import njit
-
-from scoring._spacy import blank_english
-from scoring.registry import ScoringConfig, Texts, register
-from scoring.strings._tokens import DISTINCT, NOVEL, REPEATED, distinct, pack, pair_ngram_stats
 
 MEASURES = (
     "Coverage",

@@ -10,9 +10,9 @@ import subprocess
 from importlib import resources
 
 import numpy as np
+from hanna_stats.scoring.registry import ScoringConfig, Texts, register
 
 from hanna_stats.progress import progress
-from scoring.registry import ScoringConfig, Texts, register
 
 _SPACES = re.compile(r"\s+")
 

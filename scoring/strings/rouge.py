@@ -3,7 +3,8 @@
 HANNA ran ROUGE-1.5.5 through SummEval and pyrouge with SummEval's default arguments
 ``-c 95 -2 -1 -U -r 1000 -n 4 -w 1.2 -a -m``: n-grams up to 4, WLCS weight 1.2, skip-bigrams
 with unlimited gap, with and without unigrams, Porter stemming with WordNet exceptions
-(:mod:`scoring.strings._porter`), no stopword removal, alpha = 0.5, one reference (several
+(:mod:`hanna_stats.scoring.strings._porter`), no stopword removal, alpha = 0.5, one reference
+(several
 combine by the script's default ``-f A``; see :func:`rouge`). This module re-implements the
 script's counting loops (compiled with Numba), quirks included:
 
@@ -30,12 +31,11 @@ from dataclasses import dataclass
 from itertools import chain
 
 import numpy as np
+from hanna_stats.scoring._spacy import blank_english
+from hanna_stats.scoring.registry import ScoringConfig, Texts, register
+from hanna_stats.scoring.strings._porter import rouge_stem
+from hanna_stats.scoring.strings._tokens import MATCHES, distinct, ngram_stats, pair_ngram_stats
 from numba import njit
-
-from scoring._spacy import blank_english
-from scoring.registry import ScoringConfig, Texts, register
-from scoring.strings._porter import rouge_stem
-from scoring.strings._tokens import MATCHES, distinct, ngram_stats, pair_ngram_stats
 
 MAX_N = 4
 WEIGHT = 1.2
@@ -62,7 +62,7 @@ def rouge_sentences(text: str, hanna_compat: bool) -> list[list[str]]:
 
     Empty lines are no sentence. With ``hanna_compat`` each line is first cut at its first
     ``<`` and a line starting with ``<`` is dropped (pyrouge's SEE format). Each token is then
-    lowercased and stemmed (:func:`~scoring.strings._porter.rouge_stem`).
+    lowercased and stemmed (:func:`~hanna_stats.scoring.strings._porter.rouge_stem`).
     """
     units = []
     for line in text.split("\n"):
@@ -291,7 +291,8 @@ def split_sentences(text: str) -> str:
     """``text`` with one sentence per line, for the summary-level ROUGE-L and ROUGE-W.
 
     Sentences come from spaCy's rule-based ``sentencizer`` on ``spacy.blank("en")``
-    (:func:`scoring._spacy.blank_english`; offline, no model): a sentence ends at ``.``, ``!``
+    (:func:`hanna_stats.scoring._spacy.blank_english`; offline, no model): a sentence ends at
+    ``.``, ``!``
     or ``?`` (with any closing quotes or brackets that follow); each sentence's whitespace, line
     breaks included, is collapsed to single spaces, and empty sentences are dropped. Lines are
     the units ROUGE-1.5.5 reads (:func:`rouge_sentences`); n-grams and skip-bigrams run across

@@ -3,7 +3,8 @@
 SummEval (and so HANNA) called ``sacrebleu.sentence_bleu(candidate, [reference])`` and
 ``sacrebleu.sentence_chrf(candidate, [reference])`` (a list of several references where an
 item has them). This module computes the same sufficient
-statistics (clipped n-gram matches from :func:`scoring.strings._tokens.ngram_stats`, over each
+statistics (clipped n-gram matches from :func:`hanna_stats.scoring.strings._tokens.ngram_stats`,
+over each
 distinct text tokenised once) and combines them with sacrebleu's own sequence of floating-point
 operations, so the scores equal sacrebleu's to the last bit (sacrebleu is the tests' oracle).
 """
@@ -16,9 +17,8 @@ from collections.abc import Callable, Sequence
 from itertools import pairwise
 
 import numpy as np
-
-from scoring.registry import ScoringConfig, Texts, register
-from scoring.strings._tokens import (
+from hanna_stats.scoring.registry import ScoringConfig, Texts, register
+from hanna_stats.scoring.strings._tokens import (
     MATCHES,
     Vocabulary,
     distinct,
@@ -74,7 +74,8 @@ def _stats(
     texts: Texts, ids_of: Callable[[Sequence[str]], list[np.ndarray]], order: int, grouped: bool
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Candidate lengths (per item), reference lengths (per reference), the reference offsets
-    of :meth:`~scoring.registry.Texts.reference_groups` and the clipped matches (orders in
+    of :meth:`~hanna_stats.scoring.registry.Texts.reference_groups` and the clipped matches (orders
+    in
     columns): per item against the maximum counts over its references when ``grouped``, else
     per (item, reference) pair, pairs in reference order. All ints."""
     n = len(texts)

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from hanna_stats.reports import ReportSettings
 from scipy import stats
 
 from hanna_stats.analyses import (
@@ -26,7 +27,6 @@ from hanna_stats.analyses import (
 )
 from hanna_stats.cli import main
 from hanna_stats.store import ingest, load_study, open_store
-from reports import ReportSettings
 
 SYNONYMS = ("story", "summary", "segment")
 INPUTS, SYSTEMS, RATERS = 8, 6, 3

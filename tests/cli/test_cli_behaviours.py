@@ -39,12 +39,12 @@ def hanna_db(hanna_dir, tmp_path_factory):
 
 
 def test_score_without_a_destination_is_refused_before_scoring(tmp_path, monkeypatch, capsys):
-    import scoring.run
+    import hanna_stats.scoring.run
 
     def never(*args, **kwargs):
         raise AssertionError("scored although the scores have nowhere to go")
 
-    monkeypatch.setattr(scoring.run, "score_input", never)
+    monkeypatch.setattr(hanna_stats.scoring.run, "score_input", never)
     texts = tmp_path / "texts.csv"
     texts.write_text("input,system,prompt,reference,story\n0,S,a cat,the cat,the cat sat\n")
     assert main(["score", "--metrics", "BLEU", "--input", str(texts)]) == 2

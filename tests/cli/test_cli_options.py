@@ -71,7 +71,7 @@ def _subparser(name):
 
 
 def test_report_options_are_its_settings():
-    from reports import ReportSettings
+    from hanna_stats.reports import ReportSettings
 
     command = next(c for c in cli._commands() if c.name == "report")
     args = cli._parser().parse_args(["report"])

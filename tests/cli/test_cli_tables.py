@@ -208,7 +208,7 @@ def test_each_column_has_the_format_of_what_it_holds():
 
 
 def test_report_tables_use_the_same_formats():
-    from reports.html import Table, _table_html
+    from hanna_stats.reports.html import Table, _table_html
 
     frame = pl.DataFrame(
         {

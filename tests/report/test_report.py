@@ -16,6 +16,8 @@ from types import SimpleNamespace
 import numpy as np
 import polars as pl
 import pytest
+from hanna_stats.reports import ReportSettings, write_report
+from hanna_stats.reports import sections as report_sections
 from scipy import stats
 from test_paper_golden import CRIT, TAB5, _paper_round  # the paper's Tab. 5, transcribed there
 
@@ -24,8 +26,6 @@ from hanna_stats.analyses.significance import williams_frame
 from hanna_stats.cli import main
 from hanna_stats.kernels.agreement import PINGOUIN_LABELS
 from hanna_stats.store import build_hanna_store, ingest, load_study, open_store
-from reports import ReportSettings, write_report
-from reports import sections as report_sections
 
 SECTION_IDS = [
     "dataset",
@@ -354,7 +354,7 @@ def test_failure_leaves_no_partial_file(hanna_dir, tmp_path, monkeypatch):
         raise RuntimeError("analysis failed")
 
     monkeypatch.setattr(report_sections, "SECTIONS", (*report_sections.SECTIONS[:3], broken))
-    monkeypatch.setattr("reports.report.SECTIONS", report_sections.SECTIONS)
+    monkeypatch.setattr("hanna_stats.reports.report.SECTIONS", report_sections.SECTIONS)
     with pytest.raises(RuntimeError, match="analysis failed"):
         write_report(load_study(build_hanna_store(hanna_dir)), out, ReportSettings(resamples=10))
     assert out.read_text(encoding="utf-8") == "previous report"

@@ -21,6 +21,9 @@ import altair as alt
 import numpy as np
 import polars as pl
 import pytest
+from hanna_stats.reports import ReportSettings, charts
+from hanna_stats.reports.html import Chart, Section, Table, chart_spec, render_page
+from hanna_stats.reports.report import TITLE, _intro, build_report
 from test_store_summeval import records, write_jsonl
 from test_store_wmt import make_test_set
 from vega_readback import (
@@ -34,9 +37,6 @@ from vega_readback import (
 
 from hanna_stats.analyses import borda, correlate, system_means
 from hanna_stats.store import ingest, load_study, open_store
-from reports import ReportSettings, charts
-from reports.html import Chart, Section, Table, chart_spec, render_page
-from reports.report import TITLE, _intro, build_report
 
 #: Geometry of the page a reader gets (and the one the README's screenshots use).
 WIDTH = 1400

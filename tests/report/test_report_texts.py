@@ -14,14 +14,14 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from hanna_stats.reports import ReportSettings
+from hanna_stats.reports.html import Chart, Note, render_page
+from hanna_stats.reports.report import TITLE, _built, _intro, build_report
+from hanna_stats.reports.sections import Context, dataset, metric_metric, top_k, williams
 from polars.testing import assert_frame_equal
 from test_store_wmt import LPS, make_test_set
 
 from hanna_stats.store import ingest, load_study, open_store
-from reports import ReportSettings
-from reports.html import Chart, Note, render_page
-from reports.report import TITLE, _built, _intro, build_report
-from reports.sections import Context, dataset, metric_metric, top_k, williams
 
 SETTINGS = ReportSettings(resamples=20)
 PAPER_SYMBOLS = "Ξ¤§εΔ"
@@ -233,7 +233,7 @@ def test_one_section_set_per_subset(pairs, tmp_path: Path):
 
 def test_one_subset_keeps_the_page_shape(pairs):
     """A store of one pair, and ``--subset`` of a store of several, give the page of today:
-    the sections of :data:`~reports.sections.SECTIONS`, unnumbered."""
+    the sections of :data:`~hanna_stats.reports.sections.SECTIONS`, unnumbered."""
     together, alone = pairs
     single = [s.key for s in build_report(alone[LPS[1]], SETTINGS)]
     picked = build_report(together.subset(subset=LPS[1]), SETTINGS)

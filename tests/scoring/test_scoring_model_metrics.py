@@ -13,13 +13,12 @@ import types
 
 import numpy as np
 import pytest
+from hanna_stats.scoring.models import bartscore, blanc, infolm, s3, summaqa
+from hanna_stats.scoring.models._runtime import MissingCheckpointError
+from hanna_stats.scoring.registry import REGISTRY, ScoringConfig, Texts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tiny_models import CORPUS
-
-from scoring.models import bartscore, blanc, infolm, s3, summaqa
-from scoring.models._runtime import MissingCheckpointError
-from scoring.registry import REGISTRY, ScoringConfig, Texts
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")

@@ -10,18 +10,18 @@ import re
 import numpy as np
 import polars as pl
 import pytest
+from hanna_stats.scoring.io import ScoringInput, read_texts, to_texts
+from hanna_stats.scoring.registry import ScoringConfig, Texts
+from hanna_stats.scoring.run import score, score_input
+from hanna_stats.scoring.strings.cider import cider
+from hanna_stats.scoring.strings.datastats import data_stats
+from hanna_stats.scoring.strings.rouge import rouge, split_sentences
+from hanna_stats.scoring.strings.sacre import bleu, chrf
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hanna_stats.cli import main
 from hanna_stats.store import InputError
-from scoring.io import ScoringInput, read_texts, to_texts
-from scoring.registry import ScoringConfig, Texts
-from scoring.run import score, score_input
-from scoring.strings.cider import cider
-from scoring.strings.datastats import data_stats
-from scoring.strings.rouge import rouge, split_sentences
-from scoring.strings.sacre import bleu, chrf
 
 CLEAN = ScoringConfig(progress=False)
 ROWS = {
@@ -200,9 +200,8 @@ def test_cider_equals_pycocoevalcap_with_several_references(items):
 
 @pytest.mark.slow
 def test_meteor_equals_pycocoevalcap_with_several_references(java):
+    from hanna_stats.scoring.strings.meteor import meteor
     from pycocoevalcap.meteor.meteor import Meteor
-
-    from scoring.strings.meteor import meteor
 
     refs = [["the cat sat on the mat", "a cat was on a mat"], ["a dog ran home quickly"]]
     cands = ["the cats sat on a mat", "the dog runs home"]
@@ -316,8 +315,7 @@ def _minilm_config():
 def test_bertscore_with_several_references_equals_bert_score(idf):
     """bert_score.score with a list of references per candidate: max of P, R, F1 each."""
     import bert_score
-
-    from scoring.models.bertscore import bertscore
+    from hanna_stats.scoring.models.bertscore import bertscore
 
     minilm, config = _minilm_config()
     ours = bertscore(CANDIDATES, REFERENCE_SETS, config, model="minilm", layer=4, idf=idf)
@@ -338,10 +336,9 @@ def test_bertscore_with_several_references_equals_bert_score(idf):
 def test_moverscore_with_several_references_equals_summeval_wrapper():
     """SummEval's MoverScoreMetric.evaluate_batch with lists of references: the reference idf
     over each item's references joined into one text, the mean over the references."""
+    from hanna_stats.scoring.models._runtime import load_checkpoint
+    from hanna_stats.scoring.models.moverscore import moverscore
     from moverscore_reference import moverscore_v2
-
-    from scoring.models._runtime import load_checkpoint
-    from scoring.models.moverscore import moverscore
 
     _, config = _minilm_config()
     word_mover_score, get_idf_dict = moverscore_v2(*load_checkpoint("minilm", config, "encoder"))
@@ -372,7 +369,7 @@ def test_rouge_we_pools_matches_and_counts_over_references_hand_worked(tmp_path)
     sat on a mat" (4 trigrams); reference 1 "the cat sat on it" (3 trigrams, 2 matched: the cat
     sat, cat sat on), reference 2 "sat on a mat" (2 trigrams, 2 matched): R = 4 / (3 + 2),
     P = 4 / (2 * 4), as SummEval's rouge_n_we."""
-    from scoring.models.rouge_we import rouge_we
+    from hanna_stats.scoring.models.rouge_we import rouge_we
 
     words = "the cat sat on a mat it".split()
     path = tmp_path / "v.txt"

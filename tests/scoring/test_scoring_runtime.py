@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from scoring.models._runtime import (
+from hanna_stats.scoring.models._runtime import (
     MissingCheckpointError,
     length_batches,
     load_checkpoint,
     resolve_device,
     seeded_generator,
 )
-from scoring.registry import ScoringConfig
+from hanna_stats.scoring.registry import ScoringConfig
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")

@@ -9,12 +9,12 @@ import random
 import duckdb
 import numpy as np
 import pytest
+from hanna_stats.scoring.registry import ScoringConfig, Texts
+from hanna_stats.scoring.run import score, score_into_store, score_store
 from test_store_summeval import records, write_jsonl
 
 from hanna_stats.cli import main
 from hanna_stats.store import InputError, ingest, open_store
-from scoring.registry import ScoringConfig, Texts
-from scoring.run import score, score_into_store, score_store
 
 WORDS = "the a cat dog sat ran on mat park home fast slow red blue big small and of".split()
 METRICS = ["ROUGE-1 F-Score", "ROUGE-2 Recall", "ROUGE-L F-Score", "BLEU", "chrF"]
@@ -189,7 +189,7 @@ def test_changed_references_need_replace(tmp_path, summeval):
 
 
 def test_a_scoring_file_with_several_references_writes_them_all(tmp_path):
-    from scoring.io import read_texts
+    from hanna_stats.scoring.io import read_texts
 
     path = tmp_path / "texts.jsonl"
     rows = [

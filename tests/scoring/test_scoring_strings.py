@@ -9,16 +9,15 @@ from collections import Counter
 import numpy as np
 import polars as pl
 import pytest
+from hanna_stats.scoring.registry import ScoringConfig, Texts
+from hanna_stats.scoring.strings._tokens import DISTINCT, MATCHES, NOVEL, REPEATED, ngram_stats
+from hanna_stats.scoring.strings.cider import cider
+from hanna_stats.scoring.strings.datastats import MEASURES as DATASTATS
+from hanna_stats.scoring.strings.datastats import data_stats, fragment_sums
+from hanna_stats.scoring.strings.rouge import rouge
+from hanna_stats.scoring.strings.sacre import bleu, chrf, tokenize_13a
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from scoring.registry import ScoringConfig, Texts
-from scoring.strings._tokens import DISTINCT, MATCHES, NOVEL, REPEATED, ngram_stats
-from scoring.strings.cider import cider
-from scoring.strings.datastats import MEASURES as DATASTATS
-from scoring.strings.datastats import data_stats, fragment_sums
-from scoring.strings.rouge import rouge
-from scoring.strings.sacre import bleu, chrf, tokenize_13a
 
 COMPAT = ScoringConfig(hanna_compat=True, progress=False)
 CLEAN = ScoringConfig(progress=False)
@@ -215,9 +214,8 @@ def test_ngram_stats_match_counters(a, b, max_n, scale):
 
 @pytest.mark.slow
 def test_meteor_agrees_with_pycocoevalcap(java):
+    from hanna_stats.scoring.strings.meteor import meteor
     from pycocoevalcap.meteor.meteor import Meteor
-
-    from scoring.strings.meteor import meteor
 
     refs = ["the cat sat on the mat", "a dog ran home quickly", "it was raining all day"]
     cands = ["the cats sat on a mat", "the dog runs home", "sunny all day long"]

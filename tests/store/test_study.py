@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from hanna_stats.reports import ReportSettings, build_report, write_report
+from hanna_stats.reports.html import chart_spec
+from hanna_stats.reports.sections import williams as williams_section
 
 from hanna_stats import open_study
 from hanna_stats.analyses import _common, borda, correlate, correlation_ci, williams_all
 from hanna_stats.store import DataNotFoundError, build_hanna_store, ingest, load_study, open_store
-from reports import ReportSettings, build_report, write_report
-from reports.html import chart_spec
-from reports.sections import williams as williams_section
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -157,7 +157,7 @@ def test_report_bytes_do_not_depend_on_duckdb_threads(hanna_dir, tmp_path):
 
 def test_williams_significance_follows_the_correction(metric_study):
     """Regression: with --correction holm the report flagged and coloured raw p-values."""
-    from reports.sections import Context
+    from hanna_stats.reports.sections import Context
 
     ctx = Context.of(metric_study, ReportSettings(correction="holm", williams_method="pearson"))
     section = williams_section(ctx)
@@ -202,8 +202,9 @@ def test_metric_only_study_has_no_ratings(hanna_dir):
 
 def test_charts_draw_analysis_frames_in_a_notebook(metric_study):
     """The report's chart builders take the analyses' frames as they are, names optional."""
+    from hanna_stats.reports import charts
+
     from hanna_stats.analyses import borda, system_means
-    from reports import charts
 
     frame = correlate(metric_study, level="system", method="kendall")
     heatmap = chart_spec(charts.metric_heatmap(frame, x="against", y="measure", color="statistic"))
