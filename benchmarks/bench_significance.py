@@ -19,7 +19,7 @@ import scipy.stats
 from correlations import best_time  # benchmarks/correlations.py: this folder is on sys.path
 
 from hanna_stats.kernels import level_correlation
-from hanna_stats.kernels.pairs import paired_bootstrap
+from hanna_stats.kernels.system_pairs import paired_bootstrap
 from hanna_stats.kernels.williams import williams_test
 from hanna_stats.store import build_hanna_store, load_study
 

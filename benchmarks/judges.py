@@ -57,7 +57,7 @@ import polars as pl
 import scipy.stats
 
 import hanna_stats
-from hanna_stats.analyses.judges import judge_criteria, rater_panel
+from hanna_stats.analyses.correlations import judge_criteria, rater_panel
 from hanna_stats.analyses.significance import williams_all
 from hanna_stats.kernels import cohen_kappa, fleiss_kappa, gwet_ac, krippendorff_alpha
 

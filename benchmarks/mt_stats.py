@@ -33,7 +33,7 @@ from hanna_stats.kernels import (
     soft_pairwise_accuracy,
     tie_calibration,
 )
-from hanna_stats.kernels.ties import TIE_RTOL
+from hanna_stats.kernels.calibration import TIE_RTOL
 from hanna_stats.store import ingest, load_study, open_store
 
 REPO = Path(__file__).resolve().parents[1]

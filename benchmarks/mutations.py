@@ -147,7 +147,7 @@ MUTATIONS = (
     ),
     Mutation(
         "nan_policy=propagate over groups computed as omit",
-        "hanna_stats/kernels/grouped.py",
+        "hanna_stats/kernels/levels.py",
         "keep = (n_groups > 0) & (omit | (n_skipped == 0))",
         "keep = n_groups > 0",
         (
@@ -164,21 +164,21 @@ MUTATIONS = (
     ),
     Mutation(
         "group_by=system ignored",
-        "hanna_stats/kernels/grouped.py",
+        "hanna_stats/kernels/levels.py",
         'if level == "item" and group_by == "system":',
         'if level == "item" and group_by == "none":',
         ("tests/analyses/test_mt_averaging.py::test_grouping_and_weighting_match_plain_loops",),
     ),
     Mutation(
         "weighting=count of pairwise accuracy ignored",
-        "hanna_stats/kernels/grouped.py",
+        "hanna_stats/kernels/levels.py",
         'weights = observation_counts(cubes[0], cubes[-1]) if weighting == "count" else None',
         "weights = None",
         (R + "test_pairwise_accuracy_grouping_and_weighting_match_pair_loop",),
     ),
     Mutation(
         "weighting=count of level correlations ignored",
-        "hanna_stats/kernels/grouped.py",
+        "hanna_stats/kernels/levels.py",
         'weighted = weighting == "count"',
         "weighted = False",
         ("tests/analyses/test_mt_averaging.py::test_grouping_and_weighting_match_plain_loops",),
@@ -206,14 +206,14 @@ MUTATIONS = (
     ),
     Mutation(
         "interval_method=t computed as z",
-        "hanna_stats/kernels/nominal.py",
+        "hanna_stats/kernels/nominal_agreement.py",
         "return float(stdtrit(df, 0.5 + level / 2)) * se,",
         "return float(ndtri(0.5 + level / 2)) * se,",
         (N + "test_cohen_z_interval_is_statsmodels_and_t_interval_by_hand",),
     ),
     Mutation(
         "weights=quadratic computed as linear",
-        "hanna_stats/kernels/nominal.py",
+        "hanna_stats/kernels/nominal_agreement.py",
         'return 1.0 - (distance if weights == "linear" else distance**2)',
         "return 1.0 - distance",
         (N + "test_cohen_against_statsmodels",),
@@ -227,14 +227,14 @@ MUTATIONS = (
     ),
     Mutation(
         "tie_statistic=tau_eq computed as acc_eq",
-        "hanna_stats/kernels/ties.py",
+        "hanna_stats/kernels/calibration.py",
         '_calibrated(Hc, Mc, epsilon, nan_policy, level, statistic)\n    if statistic == "tau_eq":',
         '_calibrated(Hc, Mc, epsilon, nan_policy, level, statistic)\n    if statistic == "none":',
         ("tests/kernels/test_mt_kernels.py::test_mtme_kendall_variants_and_ties_opt",),
     ),
     Mutation(
         "cell_order=system-major ignored",
-        "hanna_stats/kernels/ties.py",
+        "hanna_stats/kernels/calibration.py",
         'if level == "global" and cell_order == "system-major":',
         'if level == "global" and cell_order == "none":',
         ("tests/kernels/test_mt_kernels.py::test_calibrated_permutation_global_cell_order",),
@@ -258,7 +258,7 @@ MUTATIONS = (
     ),
     Mutation(
         "rater reference=others computed as panel",
-        "hanna_stats/analyses/judges.py",
+        "hanna_stats/analyses/correlations.py",
         'if reference == "panel":',
         'if reference in ("panel", "others"):',
         ("tests/analyses/test_judges_tacl.py::test_rater_against_the_others",),

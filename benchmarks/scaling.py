@@ -112,7 +112,7 @@ def _case(family, p):
             lambda: permutation_test_pairs(X, C, **kwargs),
         )
     if family == "ties":
-        from hanna_stats.kernels.ties import tie_calibration
+        from hanna_stats.kernels.calibration import tie_calibration
 
         H = np.round(rng.normal(size=(1, G, S)) * 2)
         X = np.round(H + rng.normal(size=(M, G, S)), 3)

@@ -7,7 +7,9 @@ Each API page is a ``:::`` block (mkdocstrings) for its module; a package
 with an ``__all__`` gets its docstring, then one block per public callable of ``__all__``, read
 from the module that defines it (``hanna_stats.analyses`` and ``hanna_stats.store`` import their
 names on first use, which a static reader cannot follow, and a function may share its module's
-name: ``hanna_stats.kernels.correlation``).
+name: ``hanna_stats.kernels.correlation``). The reference of the analysis commands' options
+in ``docs/command-line.md`` is generated from their parsers (:func:`options_table`), where the
+page has :data:`OPTIONS_MARKER`.
 """
 
 from __future__ import annotations
@@ -46,7 +48,12 @@ def on_files(files, config):
     return files
 
 
+#: Where a page shows the options of the analysis commands (:func:`options_table`).
+OPTIONS_MARKER = "<!-- the options of the analysis commands -->"
+
+
 def on_page_markdown(markdown, page, config, files):
+    markdown = markdown.replace(OPTIONS_MARKER, options_table())
     uri = page.file.src_uri
     repo_path = next((p for p, u in PAGES.items() if u == uri), f"docs/{uri}")
 
@@ -75,3 +82,34 @@ def api_page(name: str) -> str:
         if callable(obj) and home and home.startswith(f"{name}."):
             blocks.append(f"::: {home}.{member}\n    options:\n      heading_level: 2\n")
     return "\n".join(blocks)
+
+
+def options_table() -> str:
+    """The options of the commands built from a signature (the analyses, ``user-study``) or
+    from :class:`~hanna_stats.reports.ReportSettings` (``report``) as a Markdown table, read
+    from the commands (:mod:`hanna_stats.cli.commands`): each option with its default as
+    ``--help`` states it, its Python keyword and default, and the commands that have it (one
+    row per default)."""
+    from hanna_stats.cli.commands import commands
+
+    rows: dict[tuple[str, str, str], list[str]] = {}
+    for command in commands():
+        if command.generated is None:
+            continue
+        for argument in command.arguments():
+            if not argument.keyword:
+                continue
+            shown = argument.default_text()
+            if shown is None:
+                cells = ("required", f"`{argument.dest}`")
+            else:
+                value = argument.settings.get(
+                    "default", argument.settings.get("action") == "store_false"
+                )
+                cells = (f"`{shown}`", f"`{argument.dest}={value!r}`")
+            key = (argument.flags[0], *(c.replace("|", "\\|") for c in cells))
+            rows.setdefault(key, []).append(f"`{command.name}`")
+    lines = ["| Option | Default | Python | Commands |", "|---|---|---|---|"]
+    for (flag, shown, python), names in sorted(rows.items()):
+        lines.append(f"| `{flag}` | {shown} | {python} | {', '.join(names)} |")
+    return "\n".join(lines)

@@ -22,7 +22,7 @@ __all__ = ["open_study"]
 def __getattr__(name: str):
     # Lazy: `python -m hanna_stats` imports this package first and should not pay for the store.
     if name == "open_study":
-        from hanna_stats.store.study import open_study
+        from hanna_stats.store.load import open_study
 
         return open_study
     raise AttributeError(f"module 'hanna_stats' has no attribute {name!r}")

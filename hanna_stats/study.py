@@ -95,7 +95,7 @@ class Study:
     ----------
     values : numpy.ndarray
         Shape (M measures, G inputs, S systems), float64: every item-level value of the store
-        (view ``story_scores``: a human criterion's value is the mean of its raters), NaN where
+        (view ``item_scores``: a human criterion's value is the mean of its raters), NaN where
         an item has no value. All measure kinds and all systems, human-written ones included;
         :meth:`cube` selects.
     measures, kinds : tuple of str
@@ -105,8 +105,8 @@ class Study:
         Axis 1 and 2, in store order (position, then name).
     is_human : numpy.ndarray
         Shape (S,), bool: systems flagged human-written (HANNA: ``Human``).
-    system_values : polars.DataFrame
-        The system-level values the study gives (table ``system_level_scores``, e.g. WMT's
+    given_system_scores : polars.DataFrame
+        The system-level values the study gives (table ``given_system_scores_by_id``, e.g. WMT's
         ``.sys.score`` files), not computed from items: ``measure, kind, measure_position,
         system, is_human, system_position, value`` (null: missing), one row per measure and
         system, in catalogue order, then store order (positions, then names); empty for most
@@ -121,7 +121,7 @@ class Study:
         Rater-level values of every measure (a person's rating, an LLM judge's try), one row per
         value with a score: ``measure, kind, item_id, input, system, is_human, rater,
         rater_kind, score, rater_column`` (identified raters before judge slots, per item, as
-        ``story_scores``), ordered by measure, item, column. Empty when the store has none.
+        ``item_scores``), ordered by measure, item, column. Empty when the store has none.
     scale_checks : polars.DataFrame
         Per measure that an ingest checked against a scale: ``measure, kind, judge, variant,
         criterion, scale, scale_min, scale_max, policy, n_values, n_below, n_above, n_not_whole,
@@ -148,7 +148,7 @@ class Study:
     inputs: tuple[str, ...]
     systems: tuple[str, ...]
     is_human: np.ndarray
-    system_values: pl.DataFrame
+    given_system_scores: pl.DataFrame
     catalogue: pl.DataFrame
     ratings: pl.DataFrame
     scale_checks: pl.DataFrame
@@ -294,7 +294,7 @@ class Study:
             values=np.ascontiguousarray(self.values[:, :, keep]),
             systems=tuple(kept),
             is_human=self.is_human[keep],
-            system_values=self.system_values.filter(pl.col("system").is_in(kept)),
+            given_system_scores=self.given_system_scores.filter(pl.col("system").is_in(kept)),
             ratings=self.ratings.filter(pl.col("system").is_in(kept)),
             left_out=(
                 *self.left_out,
@@ -314,7 +314,7 @@ class Study:
         g, m, s = index.inputs == k, index.measures[k], index.systems[k]
         inputs = tuple(name for name, keep in zip(self.inputs, g, strict=True) if keep)
         measures = tuple(name for name, keep in zip(self.measures, m, strict=True) if keep)
-        given = self.system_values
+        given = self.given_system_scores
         if "subset" in given.columns:
             given = given.filter(pl.col("subset") == label)
         ratings = self.ratings
@@ -328,7 +328,7 @@ class Study:
             inputs=inputs,
             systems=tuple(name for name, keep in zip(self.systems, s, strict=True) if keep),
             is_human=self.is_human[s],
-            system_values=given,
+            given_system_scores=given,
             catalogue=self.catalogue.filter(pl.col("measure").is_in(measures)),
             ratings=ratings,
             name=f"{self.name} {label}".strip() if len(self.subsets) > 1 else self.name,
@@ -418,7 +418,7 @@ class Study:
     def given_cube(
         self, *, kinds: tuple[str, ...] = ("human", "metric"), include_human: bool = False
     ) -> Cube:
-        """The given system-level values (:attr:`system_values`) as a cube, memoised.
+        """The given system-level values (:attr:`given_system_scores`) as a cube, memoised.
 
         Parameters
         ----------
@@ -445,8 +445,8 @@ class Study:
         return self.memo(key, lambda: self._given(list(kinds), include_human))
 
     def _given(self, kinds, include_human) -> Cube:
-        if len(self.subsets) > 1 and "subset" in self.system_values.columns:
-            given_for = self.system_values["subset"].drop_nulls().unique(maintain_order=True)
+        if len(self.subsets) > 1 and "subset" in self.given_system_scores.columns:
+            given_for = self.given_system_scores["subset"].drop_nulls().unique(maintain_order=True)
             if given_for.len() > 1:
                 raise ValueError(
                     f"the system-level values are given per subset and the study holds "
@@ -454,7 +454,7 @@ class Study:
                     "subset (subsets='each', the default; not --pool-subsets) or on one "
                     "(study.subset(subset=LABEL), --subset LABEL)"
                 )
-        given = self.system_values.filter(
+        given = self.given_system_scores.filter(
             pl.col("kind").is_in(kinds)
             & (include_human | ~pl.col("is_human"))
             & pl.col("value").is_not_null()

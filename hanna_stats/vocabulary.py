@@ -5,8 +5,9 @@ word means the same thing, has the same default and is refused with the same mes
 it is given. The words are ``typing.Literal`` types (for signatures and type checkers); their
 values in order are :data:`WORDS` (the tuples the CLI offers as choices, and the integer codes
 of compiled loops are positions in them); :data:`DEFAULTS` is each public word's default in
-Python and on the command line alike (``tests/cli`` checks both against it), except where
-:data:`EXCEPTIONS` lists a function's other default beside its reason.
+Python and on the command line alike (the command line reads each analysis' signature;
+``tests/test_defaults.py`` checks the signatures against it), except where :data:`EXCEPTIONS`
+lists a function's other default beside its reason.
 
 This module imports only the standard library: the command line builds its parsers from it
 without loading numpy, polars or DuckDB.
@@ -162,7 +163,7 @@ WORDS: dict[str, tuple[str, ...]] = {
 }
 
 #: The default of each public word, the same in every analysis and on every command line
-#: (the table in ``docs/command-line.md``; ``tests/cli/test_cli_help.py`` checks both against it).
+#: (which reads the analyses' signatures; ``tests/test_defaults.py`` checks them against it).
 #:
 #: - ``level="item"`` and ``method="kendall"``: the paper's first figures (story-level Kendall)
 #:   and the finest level a study has;
@@ -195,6 +196,47 @@ DEFAULTS: dict[str, object] = {
     "subsets": "each",
     "format": "table",
 }
+
+#: What a ``None`` default means, by parameter name of the analyses: ``--help`` ends with it
+#: and the report's settings lines show it (a ``None`` not listed reads ``none``).
+NONE_MEANS: dict[str, str] = {
+    "measures": "every measure of the kinds",
+    "criterion": "every criterion",
+    "epsilon": "calibrated per metric and criterion",
+    "pvalue_method": "none, no p-values",
+    "confidence": "none, no intervals",
+    "n": "the number of systems at system level, of inputs at item level (the paper's "
+    "convention), of items at global level",
+    "correction": "none, the p-values as the tests give them",
+    "interval_method": "t for AC1 and Fleiss' kappa, z for Cohen's kappa",
+    "stop_alpha": "none, every permutation",
+}
+
+
+def shown(value: object, option: str | None = None) -> str:
+    """How a value of an option reads in ``--help``, the command line's reference and the
+    report's settings lines: a word as it is typed, a tuple of words comma-separated (as
+    ``--kinds`` takes them), a range of integers as ``LO-HI`` (as ``--ks`` takes it), ``None`` as
+    :data:`NONE_MEANS` says for ``option`` (else ``none``), a flag's ``False`` / ``True`` as
+    ``off`` / ``on``.
+
+    Examples
+    --------
+    >>> shown(("metric", "llm-judge")), shown(range(4, 11)), shown(None), shown(False)
+    ('metric,llm-judge', '4-10', 'none', 'off')
+    >>> shown(None, "criterion")
+    'every criterion'
+    """
+    if value is None:
+        return NONE_MEANS.get(option or "", "none")
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, range) and value.step == 1 and len(value):
+        return f"{value.start}-{value.stop - 1}"
+    if isinstance(value, (tuple, list)):
+        return ",".join(str(v) for v in value) or "none"
+    return str(value)
+
 
 _RATED_KINDS = (("human",), "the kinds of the rated measures (RatedKind), as rated_kinds'")
 _RATERS_RATED_HUMAN = (True, "the raters rated the human-written system as they rated the others")
@@ -262,6 +304,21 @@ def check(name: str, value: object, choices: tuple[str, ...] | None = None) -> s
     if isinstance(value, str) and value in choices:
         return value
     raise refusal(name, value, choices)
+
+
+def check_bool(name: str, value: object) -> bool:
+    """Return ``value`` unless it is not True or False (a flag such as ``include_human``).
+
+    Examples
+    --------
+    >>> check_bool("include_human", "yes")
+    Traceback (most recent call last):
+    ...
+    ValueError: include_human must be True or False; got 'yes'
+    """
+    if isinstance(value, bool):
+        return value
+    raise ValueError(f"{name} must be True or False; got {value!r}")
 
 
 def refusal(name: str, value: object, choices: tuple[str, ...]) -> ValueError:

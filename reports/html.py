@@ -105,7 +105,12 @@ class Section:
     how_to_read : str
         One line on how to read the section.
     settings : dict
-        The exact settings used, shown under the heading.
+        What the section adds to its analyses' settings (a definition, a count), shown under
+        the heading.
+    analyses : dict
+        The settings of the analyses the section ran, per analysis: option -> its values in
+        words (:func:`hanna_stats.reports.sections.shown_calls` of what
+        :func:`hanna_stats.analyses.analysis_calls` recorded), shown under the heading.
     blocks : list
         ``Chart``, ``Table`` and ``Note`` blocks, in order.
     absent : str
@@ -121,6 +126,7 @@ class Section:
     title: str
     how_to_read: str
     settings: dict[str, object] = field(default_factory=dict)
+    analyses: dict[str, dict[str, str]] = field(default_factory=dict)
     blocks: list[Chart | Table | Note] = field(default_factory=list)
     absent: str = ""
     subset: str = ""
@@ -207,13 +213,23 @@ def chart_spec(chart: alt.TopLevelMixin) -> str:
     return text.replace("</", "<\\/")
 
 
-def _settings_html(settings: dict[str, object]) -> str:
-    if not settings:
+def _settings_html(section: Section) -> str:
+    """The settings under a section's heading: the section's own on the first line, then a line
+    per analysis it ran, with that analysis' options."""
+
+    def items(settings: dict) -> str:
+        return ", ".join(
+            f"{html.escape(str(k))} <code>{html.escape(str(v))}</code>" for k, v in settings.items()
+        )
+
+    if not (section.settings or section.analyses):
         return ""
-    items = ", ".join(
-        f"{html.escape(str(k))} <code>{html.escape(str(v))}</code>" for k, v in settings.items()
-    )
-    return f'<p class="settings">Settings: {items}.</p>'
+    lines = ["Settings:" + (f" {items(section.settings)}." if section.settings else "")]
+    lines += [
+        f"<b>{html.escape(name)}</b>" + (f": {items(options)}." if options else ".")
+        for name, options in section.analyses.items()
+    ]
+    return f'<p class="settings">{"<br>".join(lines)}</p>'
 
 
 def render_page(title: str, intro: str, sections: Sequence[Section]) -> str:
@@ -243,7 +259,7 @@ def render_page(title: str, intro: str, sections: Sequence[Section]) -> str:
             body.append(f'<p class="absent">{html.escape(section.absent)}</p></section>')
             continue
         body.append(f'<p class="how"><b>How to read:</b> {html.escape(section.how_to_read)}</p>')
-        body.append(_settings_html(section.settings))
+        body.append(_settings_html(section))
         for block in section.blocks:
             if isinstance(block, Note):
                 body.append(f'<p class="note">{html.escape(block.text)}</p>')

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import polars as pl
 from hanna_stats.reports.html import Note, Section, Table, render_page
-from hanna_stats.reports.sections import SECTIONS, Context, ReportSettings, dataset
+from hanna_stats.reports.sections import Context, ReportSettings, section_builders, shown_calls
 
+from hanna_stats.analyses import analysis_calls
 from hanna_stats.progress import progress, study_notes
 from hanna_stats.study import Study
 
@@ -43,24 +44,27 @@ def build_report(study: Study, settings: ReportSettings) -> list[Section]:
         (``Section.absent``), one that does not apply to it (no LLM judges) is left out.
     """
     whole = Context.of(study, settings)
+    builders = section_builders(settings)
     if len(study.subsets) < 2:
-        return _built(SECTIONS, whole)
-    sections = _built((dataset,), whole)
+        return _built(builders, whole)
+    sections = _built(builders[:1], whole)  # the Dataset section: what the store holds
     for label, slug in _slugs(study.subsets).items():
         ctx = Context.of(study.subset(subset=label), settings)
         sections.append(_subset_heading(ctx, slug))
-        sections += [_of_subset(s, label, slug) for s in _built(SECTIONS[1:], ctx)]
+        sections += [_of_subset(s, label, slug) for s in _built(builders[1:], ctx)]
     return sections
 
 
 def _built(builders, ctx: Context) -> list[Section]:
-    """The sections ``builders`` build of ``ctx``, those that apply to its study; each
+    """The sections ``builders`` build of ``ctx``, those that apply to its study, with the
+    settings of the analyses each ran (:func:`~hanna_stats.analyses.analysis_calls`); each
     :class:`~hanna_stats.progress.StudyNote` an analysis gives ends its section as a note."""
     built = []
     for build in progress(builders, desc="report sections"):
-        with study_notes() as notes:
+        with study_notes() as notes, analysis_calls() as calls:
             section = build(ctx)
         if section is not None:
+            section.analyses = shown_calls(ctx, calls)
             section.blocks += [Note(f"Note: {note}.") for note in notes]
             built.append(section)
     return built

@@ -9,8 +9,10 @@ report also serves studies other than HANNA loaded through the generic tidy inge
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import functools
+import inspect
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, fields
 
 import numpy as np
 import polars as pl
@@ -18,10 +20,11 @@ from hanna_stats.reports import charts
 from hanna_stats.reports.html import Chart, Note, Section, Table
 
 from hanna_stats import analyses as an
+from hanna_stats.analyses import AnalysisCall
 from hanna_stats.kernels import check_confidence, check_count, check_seed
 from hanna_stats.study import Study
-from hanna_stats.vocabulary import HANNA_STUDY as HANNA
 from hanna_stats.vocabulary import (
+    EXCEPTIONS,
     WORDS,
     Correction,
     ItemSystemWord,
@@ -32,7 +35,10 @@ from hanna_stats.vocabulary import (
     check,
     check_kinds,
     check_level,
+    did_you_mean,
+    shown,
 )
+from hanna_stats.vocabulary import HANNA_STUDY as HANNA
 
 #: The levels and the coefficients of the report's correlation sections.
 LEVELS, METHODS = WORDS["item_system"], WORDS["method"]
@@ -65,6 +71,12 @@ class ReportSettings:
         Tie rule of the Borda count: ``"average"``, ``"min"`` or ``"max"``.
     kinds : tuple of str
         Kinds of automatic measures analysed (``("metric",)`` = the paper's 72 metrics).
+    analyses : tuple of str
+        More analyses of :mod:`hanna_stats.analyses`, by name (``("spa",)``), each in its own
+        section at the end: its table, run with its defaults and the settings above whose names
+        are its parameters (seed, resamples, confidence, kinds, ...), unless the vocabulary
+        lists its parameter's default as another (``EXCEPTIONS``: ``agreement``'s kinds are
+        rated kinds).
     """
 
     seed: int = 0
@@ -77,6 +89,7 @@ class ReportSettings:
     correction: Correction | None = None
     ties: Ties = "average"
     kinds: tuple[Kind, ...] = ("metric",)
+    analyses: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         """Check every setting before any work starts (a bad seed used to fail after the
@@ -98,6 +111,50 @@ class ReportSettings:
         if self.correction is not None:
             check("correction", self.correction)
         check_kinds(self.kinds)
+        object.__setattr__(self, "analyses", check_analyses(self.analyses))
+
+
+def check_analyses(names: object) -> tuple[str, ...]:
+    """``names`` as a tuple, each once, unless one is not an analysis the report can run with
+    its defaults (:func:`why_not_runnable`): ValueError naming the setting ``analyses`` and the
+    close matches.
+
+    Examples
+    --------
+    >>> check_analyses(["spa", "spa"])
+    ('spa',)
+    >>> check_analyses(("sap",))
+    Traceback (most recent call last):
+    ...
+    ValueError: analyses: unknown analysis 'sap' (did you mean 'spa'?)
+    """
+    if isinstance(names, str) or not isinstance(names, tuple | list):
+        raise ValueError(f"analyses must be a tuple of analysis names; got {names!r}")
+    for name in names:
+        why = why_not_runnable(name)
+        if why == "unknown":
+            runnable = [n for n in an.__all__ if not why_not_runnable(n)]
+            raise ValueError(f"analyses: unknown analysis {name!r}{did_you_mean(name, runnable)}")
+        if why:
+            raise ValueError(
+                f"analyses: {name} {why}; the report runs each analysis named with its defaults"
+            )
+    return tuple(dict.fromkeys(names))
+
+
+def why_not_runnable(name: str) -> str:
+    """Why the report cannot run the public analysis ``name`` on a study with its defaults
+    (``"unknown"`` when :mod:`hanna_stats.analyses` has no such name), or ``""`` when it can."""
+    if name not in an.__all__:
+        return "unknown"
+    function = getattr(an, name)
+    if not inspect.isfunction(function):
+        return "is not an analysis of a study"
+    parameters = list(inspect.signature(function).parameters.values())
+    if not parameters or parameters[0].annotation not in ("Study", Study):
+        return "is not an analysis of a study"
+    needed = [p.name for p in parameters[1:] if p.default is inspect.Parameter.empty]
+    return f"needs {', '.join(needed)} (no default)" if needed else ""
 
 
 @dataclass(frozen=True)
@@ -165,7 +222,7 @@ class Context:
         return frame.with_columns(
             pl.col(c).str.replace("item", word, literal=True)  # units: "item", "item+rating"
             for c in ("level", "unit")
-            if c in frame.columns
+            if frame.schema.get(c) == pl.String
         )
 
     def missing(self, *, criteria: bool = False, metrics: bool = False, systems: int = 0) -> str:
@@ -182,6 +239,49 @@ class Context:
             rated = "rated " if criteria else ""
             reasons.append(f"{have} {rated}systems (at least {systems} needed)")
         return "; ".join(reasons)
+
+
+#: Parameters that choose how an analysis runs, not what it computes: no settings line names them.
+HOW = frozenset({"executor"})
+
+
+def shown_calls(ctx: Context, calls: Iterable[AnalysisCall]) -> dict[str, dict[str, str]]:
+    """The settings of the analyses that ``calls`` record
+    (:func:`~hanna_stats.analyses.analysis_calls`), as a section's settings line shows them.
+
+    Per analysis, in the order first called, each of its options as run, as the command line
+    shows them (:func:`~hanna_stats.vocabulary.shown`: ``on`` or ``off``, a ``None`` by what it
+    means, a range of integers as ``4-10``), the item level by the study's word, Kendall's
+    variant as ``tau-b``; an option whose value varied across the calls lists its
+    values in order, joined by `` / `` (``level``: ``story / system``). ``subsets`` is left out
+    for a study of one subset, and so are the parameters of :data:`HOW`.
+    """
+    shown: dict[str, dict[str, list[str]]] = {}
+    for call in calls:
+        options = shown.setdefault(call.name, {})
+        for option, value in call.settings.items():
+            if option in HOW or (option == "subsets" and len(ctx.study.subsets) < 2):
+                continue
+            values = options.setdefault(option, [])
+            word = _in_words(ctx, option, value)
+            if word not in values:
+                values.append(word)
+    return {
+        name: {option: " / ".join(values) for option, values in options.items()}
+        for name, options in shown.items()
+    }
+
+
+def _in_words(ctx: Context, option: str, value: object) -> str:
+    """One value of an analysis' ``option``, in words (:func:`shown_calls`)."""
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k} {_in_words(ctx, option, v)}" for k, v in value.items())
+    if option in ("level", "levels") and value is not None:
+        levels = (value,) if isinstance(value, str) else value
+        return ",".join(ctx.level_name(check_level(level)) for level in levels)
+    if option == "variant":
+        return f"tau-{value}"
+    return shown(value, option)
 
 
 def _correlation_heatmap(frame: pl.DataFrame, **options) -> Chart:
@@ -286,12 +386,12 @@ def human_criteria(ctx: Context) -> Section:
     section = Section(
         "criteria",
         "Human criteria",
-        "Dots are each system's mean rating with its confidence interval; the strips show how "
+        "Dots are each system's mean rating with its Student-t confidence interval; the strips "
+        "show how "
         f"the {ctx.study.item_word}-level ratings spread (a line from the 5th to the 95th "
         "percentile, a box from the 25th to the 75th, a tick at the median, a dot at the mean; "
         "each criterion on its own scale); the heatmap gives the correlation between two "
         "criteria (pick level and coefficient); agreement values near 1 mean raters agree.",
-        {"confidence": s.confidence, "interval": "Student t", "Kendall": "tau-b"},
     )
     why = ctx.missing(criteria=True)
     if why:
@@ -381,16 +481,12 @@ def metrics_vs_criteria(ctx: Context) -> Section:
         "metrics-criteria",
         "Metrics vs human criteria",
         "Each cell is |correlation| between a metric (row) and a criterion (column), brighter "
-        "is stronger; hover for the signed value, the number of inputs it averages and the "
-        f"bootstrap CI. {ctx.study.item_word.capitalize()} level: correlation across systems "
+        "is stronger; hover for the signed value, the number of inputs it averages (n_groups; "
+        "with nan_policy omit, the inputs where it is undefined are skipped and counted in "
+        "n_skipped) and the bootstrap CI. "
+        f"{ctx.study.item_word.capitalize()} level: correlation across systems "
         "within each input, averaged over inputs; system level: correlation of system means.",
-        {
-            "human-written systems": _human_written(ctx),
-            "Kendall": "tau-b",
-            "NaN policy": "omit (undefined per-input correlations skipped, counted in n_skipped)",
-            "CI": f"{s.confidence:.0%} percentile bootstrap, B = {s.resamples}, "
-            f"resampling {s.ci_resample}, seed {s.seed}",
-        },
+        {"human-written systems": _human_written(ctx)},
     )
     why = ctx.missing(criteria=True, metrics=True, systems=3)
     if why:
@@ -480,7 +576,7 @@ def metric_metric(ctx: Context) -> Section:
         "Signed correlation between two metrics (red positive, blue negative); blocks of red "
         f"are metrics that rank {ctx.item_word_plural()} alike. Pick the level"
         + (", the coefficient and a family." if len(present) > 1 else " and the coefficient."),
-        {"human-written systems": _human_written(ctx), "Kendall": "tau-b"},
+        {"human-written systems": _human_written(ctx)},
     )
     why = ctx.missing(metrics=True, systems=3)
     if why:
@@ -538,12 +634,7 @@ def pairwise_systems(ctx: Context) -> Section:
         "For every pair of systems a paired bootstrap over inputs labels which system is better "
         "(or neither) by a criterion and by a metric; each cell is the weighted F1 between the "
         "two label sets: 1 means the metric decides every pair as the humans do.",
-        {
-            "seed": s.seed,
-            "resamples B": s.resamples,
-            "alpha": s.alpha,
-            "win": "strictly greater mean in at least 1 - alpha of the resamples",
-        },
+        {"win": "strictly greater mean in at least 1 - alpha of the resamples"},
     )
     why = ctx.missing(criteria=True, metrics=True, systems=2)
     if why:
@@ -576,7 +667,6 @@ def top_k(ctx: Context) -> Section:
         "|Pearson r| at system level on the k best systems by each criterion, k decreasing to "
         "the right: grey lines are metrics, the dashed line their median, the red line the "
         "metric picked in the drop-down.",
-        {"level": "system", "method": "pearson", "k": f"4..{ctx.n_rated_systems}"},
     )
     why = ctx.missing(criteria=True, metrics=True, systems=5)
     if why:
@@ -617,11 +707,7 @@ def williams(ctx: Context) -> Section:
         f"(p = 1); a white star marks a cell significant at alpha = {s.alpha} ({adjusted} <= "
         "alpha). Pick the criterion in the drop-down.",
         {
-            "level": ctx.level_name(s.williams_level),
-            "method": s.williams_method,
-            "alternative": "greater",
             "n": _williams_n_words(ctx),
-            "correction": s.correction or "none",
             "alpha": s.alpha,
             "significant": f"{'adjusted ' if s.correction else ''}p <= alpha",
         },
@@ -725,7 +811,7 @@ def borda(ctx: Context) -> Section:
         f"Each metric's Borda count sums its rank (0 = weakest) over the {len(ctx.criteria)} "
         f"criteria x {len(METHODS)} coefficients of |correlation|; higher is better. Mean rank "
         "and mean |r| aggregate the same table differently and are shown beside it.",
-        {"tie rule": s.ties, "columns": "criteria x (pearson, spearman, kendall)"},
+        {"columns": "criteria x (pearson, spearman, kendall)"},
     )
     why = ctx.missing(criteria=True, metrics=True, systems=3)
     if why:
@@ -769,11 +855,6 @@ def tie_calibration(ctx: Context) -> Section:
         "scores differ by at most epsilon, the epsilon that maximises its accuracy (Deutsch, "
         'Foster and Freitag 2023, "Ties Matter"; the WMT metrics tasks\' statistic). Bars: mean '
         "over the criteria.",
-        {
-            "statistic": "acc_eq",
-            f"{ctx.level_name('item')} level": "pairs within each input",
-            "epsilon": "per metric",
-        },
     )
     why = ctx.missing(criteria=True, metrics=True, systems=3)
     if why:
@@ -834,9 +915,6 @@ def _judge_measures(study: Study) -> pl.DataFrame:
 def llm_judges(ctx: Context) -> Section | None:
     """LLM judges rating the human criteria (Chhun, Suchanek & Clavel, TACL 2024): the
     criterion-matched view, Williams tests against the best metric, the judges' scale."""
-    s = ctx.settings
-    # ReportSettings may carry include_human; the studies leave the human-written system out.
-    include_human = bool(getattr(s, "include_human", False))
     section = Section(
         "llm-judges",
         "LLM judges",
@@ -847,16 +925,12 @@ def llm_judges(ctx: Context) -> Section | None:
         "criteria. Pick the level in the drop-down. The Williams table tests each judge against "
         "the best automatic metric of each criterion, in both directions.",
         {
-            "method": "kendall (tau-b)",
-            "levels": ", ".join(ctx.level_names(JUDGE_LEVELS)),
-            "human-written system": "included" if include_human else "excluded",
             "human rater row": "each rater against the mean of all raters, averaged over raters",
             "best metric": "kind metric with the largest |tau| with the criterion at the level",
             "Williams": "one-sided (alternative greater), both directions; n = systems (system "
             "level) / items (global level)",
-            "correction": "bh per judge x prompt x metric pair and direction, across criteria "
-            "(family pair)",
-            "alpha": s.alpha,
+            "correction family": "each judge x prompt x metric pair and direction, across criteria",
+            "alpha": ctx.settings.alpha,
         },
     )
     if ctx.study.catalogue.filter(pl.col("kind") == "llm-judge").is_empty():
@@ -872,12 +946,7 @@ def llm_judges(ctx: Context) -> Section | None:
         return _absent(section, why)
     view = ctx.shown(
         pl.concat(
-            [
-                an.judge_criteria(
-                    ctx.study, level=level, method="kendall", include_human=include_human
-                )
-                for level in JUDGE_LEVELS
-            ]
+            [an.judge_criteria(ctx.study, level=level, method="kendall") for level in JUDGE_LEVELS]
         )
     )
     view = view.with_columns(
@@ -911,7 +980,7 @@ def llm_judges(ctx: Context) -> Section | None:
             "rater with the panel",
         ),
     ]
-    section.blocks += _judge_williams(ctx, include_human)
+    section.blocks += _judge_williams(ctx)
     scale = an.judge_scale(ctx.study)
     section.blocks.append(
         Table("judge_scale", scale, "LLM-judge values outside the 1-5 scale, per judge and prompt")
@@ -929,7 +998,7 @@ def llm_judges(ctx: Context) -> Section | None:
     return section
 
 
-def _judge_williams(ctx: Context, include_human: bool) -> list[Chart | Table | Note]:
+def _judge_williams(ctx: Context) -> list[Chart | Table | Note]:
     """Williams tests of every judge measure against the best metric of its criterion."""
     if ctx.study.catalogue.filter(pl.col("kind") == "metric").is_empty():
         return [Note("Williams tests against the best metric need measures of kind metric.")]
@@ -937,11 +1006,7 @@ def _judge_williams(ctx: Context, include_human: bool) -> list[Chart | Table | N
     frames, notes = [], []
     for level in JUDGE_WILLIAMS_LEVELS:
         try:
-            frames.append(
-                an.judge_williams(
-                    ctx.study, level=level, correction="bh", include_human=include_human
-                )
-            )
+            frames.append(an.judge_williams(ctx.study, level=level, correction="bh"))
         except ValueError as err:
             notes.append(Note(f"Williams tests not computed at {level} level: {err}."))
     if not frames:
@@ -1046,3 +1111,45 @@ SECTIONS: tuple[Callable[[Context], Section | None], ...] = (
     tie_calibration,
     llm_judges,
 )
+
+
+def analysis_section(ctx: Context, name: str) -> Section:
+    """The section of the analysis ``name`` that :attr:`ReportSettings.analyses` adds: its
+    table, run with its defaults and the report's settings of the same names
+    (:func:`report_options`), titled by its docstring's summary. A study the analysis refuses
+    (a ValueError: what it lacks) gets the section collapsed to the refusal."""
+    function = getattr(an, name)
+    title = " ".join((inspect.getdoc(function) or name).split("\n\n")[0].split())
+    title = title.replace("``", "").rstrip(".")
+    section = Section(
+        f"analysis-{name}",
+        title,
+        f"The table of the analysis {name}, run with its defaults and the report's settings of "
+        "the same names; --tables DIR writes all of its rows.",
+    )
+    try:
+        frame = function(ctx.study, **report_options(name, ctx.settings))
+    except ValueError as err:
+        section.absent = f"Not computed for this study: {str(err).rstrip('.')}."
+        return section
+    section.blocks.append(Table(f"analysis_{name}", ctx.shown(frame), title))
+    return section
+
+
+def report_options(name: str, settings: ReportSettings) -> dict[str, object]:
+    """The settings of the report that the analysis ``name`` takes: those whose names are its
+    parameters, but those the vocabulary lists with another default for it (``EXCEPTIONS``:
+    ``agreement``'s ``kinds`` are kinds of rated measures, not the report's kinds)."""
+    parameters = inspect.signature(getattr(an, name)).parameters
+    return {
+        f.name: getattr(settings, f.name)
+        for f in fields(settings)
+        if f.name in parameters and (f"analyses.{name}", f.name) not in EXCEPTIONS
+    }
+
+
+def section_builders(settings: ReportSettings) -> tuple[Callable[[Context], Section | None], ...]:
+    """The builders of the report's sections: :data:`SECTIONS`, then one
+    :func:`analysis_section` per analysis of ``settings.analyses``."""
+    extra = (functools.partial(analysis_section, name=name) for name in settings.analyses)
+    return (*SECTIONS, *extra)

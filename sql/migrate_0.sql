@@ -25,6 +25,11 @@ SELECT item_id, 1, NULL, reference FROM items
 WHERE reference IS NOT NULL AND item_id NOT IN (SELECT item_id FROM item_references);
 
 -- The given values are keyed by subset ('' for values given before subsets existed); a primary
--- key cannot be altered, so the tables are rebuilt.
-ALTER TABLE system_level_scores RENAME TO _hs_old_system_level_scores;
-ALTER TABLE domain_level_scores RENAME TO _hs_old_domain_level_scores;
+-- key cannot be altered, so the tables are rebuilt (migrate_1.sql renames them; a store of schema
+-- 0 may lack them).
+-- Stores older than 0.1.0 kept scores and ratings under a primary key (whose index stays in
+-- memory): they are rebuilt without it.
+ALTER TABLE scores RENAME TO _hs_old_scores;
+ALTER TABLE ratings RENAME TO _hs_old_ratings;
+ALTER TABLE IF EXISTS system_level_scores RENAME TO _hs_old_system_level_scores;
+ALTER TABLE IF EXISTS domain_level_scores RENAME TO _hs_old_domain_level_scores;

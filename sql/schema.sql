@@ -121,7 +121,7 @@ CREATE TABLE IF NOT EXISTS ratings (
 -- means over items. Written like scores (INSERT ... SELECT joined to systems and measures).
 -- subset: the subset (inputs.subset) the value is given for, '' for none (a key column cannot be
 -- NULL): a system has one value per measure in each language pair of a WMT store.
-CREATE TABLE IF NOT EXISTS system_level_scores (
+CREATE TABLE IF NOT EXISTS given_system_scores_by_id (
     measure_id INTEGER NOT NULL,                 -- measures.measure_id
     system_id  INTEGER NOT NULL,                 -- systems.system_id
     value      DOUBLE,                           -- NULL = missing
@@ -130,9 +130,9 @@ CREATE TABLE IF NOT EXISTS system_level_scores (
 );
 
 -- Domain-level values that the study gives (WMT's LP.NAME.domain.score files: one value per
--- domain and system, e.g. MQM per domain), stored as given like system_level_scores (subset
+-- domain and system, e.g. MQM per domain), stored as given like given_system_scores_by_id (subset
 -- likewise).
-CREATE TABLE IF NOT EXISTS domain_level_scores (
+CREATE TABLE IF NOT EXISTS given_domain_scores_by_id (
     measure_id INTEGER NOT NULL,                 -- measures.measure_id
     system_id  INTEGER NOT NULL,                 -- systems.system_id
     domain     VARCHAR NOT NULL,                 -- inputs.domain

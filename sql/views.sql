@@ -25,7 +25,7 @@ JOIN measures m USING (measure_id);
 -- identified raters (kind 'person') and from judge slots (kind 'slot', the same ratings known only
 -- by position), only the former count, so no rating is counted twice. subset: the input's subset
 -- (inputs.subset: WMT's language pair; NULL for studies without subsets).
-CREATE OR REPLACE VIEW story_scores AS
+CREATE OR REPLACE VIEW item_scores AS
 WITH rated AS (
     SELECT ra.item_id, ra.measure_id,
            coalesce(avg(ra.score) FILTER (WHERE r.kind = 'person'), avg(ra.score)) AS value,
@@ -53,34 +53,37 @@ JOIN inputs inp ON inp.input_id = it.input_id
 JOIN systems sy ON sy.system_id = it.system_id
 JOIN measures m ON m.measure_id = c.measure_id;
 
+-- HANNA's name for item_scores (its items are stories), kept as an alias.
+CREATE OR REPLACE VIEW story_scores AS SELECT * FROM item_scores;
+
 -- System-level means over items (missing values ignored; n_items counts the values used), per
 -- subset (one row per system and measure in each language pair of a WMT store).
 CREATE OR REPLACE VIEW system_scores AS
 SELECT system, any_value(system_position) AS system_position, any_value(is_human) AS is_human,
        measure, any_value(kind) AS kind, any_value(measure_position) AS measure_position,
        avg(value) AS value, stddev_samp(value) AS std, count(value) AS n_items, subset
-FROM story_scores
+FROM item_scores
 GROUP BY subset, system, measure;
 
--- System-level values given by the study (table system_level_scores: WMT's .sys.score files),
--- with names. Not the means over items, which are system_scores. subset: the subset the value
+-- System-level values given by the study (table given_system_scores_by_id: WMT's .sys.score
+-- files), with names. Not the means over items, which are system_scores. subset: the subset the value
 -- is given for (WMT: the language pair), NULL for none.
 CREATE OR REPLACE VIEW given_system_scores AS
 SELECT sy.name AS system, sy.position AS system_position, sy.is_human,
        m.name AS measure, m.kind, m.position AS measure_position, g.value,
        nullif(g.subset, '') AS subset
-FROM system_level_scores g
+FROM given_system_scores_by_id g
 JOIN systems sy USING (system_id)
 JOIN measures m USING (measure_id)
 ORDER BY measure_position NULLS LAST, measure, system_position NULLS LAST, system, g.subset;
 
--- Domain-level values given by the study (table domain_level_scores: WMT's .domain.score
+-- Domain-level values given by the study (table given_domain_scores_by_id: WMT's .domain.score
 -- files), with names; subset as in given_system_scores.
 CREATE OR REPLACE VIEW given_domain_scores AS
 SELECT d.domain, sy.name AS system, sy.position AS system_position, sy.is_human,
        m.name AS measure, m.kind, m.position AS measure_position, d.value,
        nullif(d.subset, '') AS subset
-FROM domain_level_scores d
+FROM given_domain_scores_by_id d
 JOIN systems sy USING (system_id)
 JOIN measures m USING (measure_id)
 ORDER BY measure_position NULLS LAST, measure, domain, system_position NULLS LAST, system,

@@ -6,32 +6,36 @@ on the Study, so calling several analyses costs little more than the first.
 
 - :mod:`~hanna_stats.analyses.correlations`: :func:`correlate`, metric-criterion, metric-metric
   and criterion-criterion correlations at item, system or global level (Figs. 1-6, 10-25;
-  Tabs. 5, 8, 9);
-- :mod:`~hanna_stats.analyses.ratings` (rater-level values: people's ratings, LLM judges'
-  tries): :func:`agreement`, ICC and Krippendorff's alpha (Tab. 3; a judge's self-consistency);
-  :func:`system_means` with t-intervals (Tab. 4);
+  Tabs. 5, 8, 9); the LLM judges' :func:`judge_criteria`, the criterion-matched view with the
+  human rater row (TACL 2024); :func:`rater_panel`, one human rater against the panel;
+- :mod:`~hanna_stats.analyses.agreements` (rater-level values: people's ratings, LLM judges'
+  tries): :func:`agreement`, ICC and Krippendorff's alpha (Tab. 3; a judge's
+  self-consistency); :func:`nominal_agreement`, Gwet's AC1, Fleiss' and Cohen's kappa and
+  nominal alpha of any labels; :func:`user_study_agreement`, the same on the flags of the TACL
+  user study;
 - :mod:`~hanna_stats.analyses.significance`: :func:`williams` tests (Figs. 27-38) with
-  multiple-testing correction, :func:`bootstrap_pairs` comparison of systems (Figs. 7, 26);
+  multiple-testing correction, :func:`judge_williams`, each LLM judge against the best metric;
+  :func:`bootstrap_pairs` comparison of systems (Figs. 7, 26);
 - :mod:`~hanna_stats.analyses.resampling`: :func:`correlation_ci` (bootstrap confidence
   intervals) and :func:`permutation_test` (PERM-BOTH);
-- :mod:`~hanna_stats.analyses.rankings`: :func:`borda` count (Tab. 6), :func:`topk` systems
-  (Fig. 8);
-- :mod:`~hanna_stats.analyses.judges` (LLM judges, TACL 2024): :func:`judge_criteria`, the
-  criterion-matched view with the human rater row; :func:`rater_panel`, one rater against the
-  panel; :func:`judge_williams`, each judge against the best metric; :func:`judge_scale`, the
-  values found outside the judges' scale;
-- :mod:`~hanna_stats.analyses.user_study`: :func:`user_study_agreement`, nominal agreement of the
-  TACL user study (Gwet's AC1, Fleiss' kappa, Krippendorff's alpha);
-- :mod:`~hanna_stats.analyses.meta_eval` (the MT metrics tasks' statistics):
+- :mod:`~hanna_stats.analyses.accuracy` (the MT metrics tasks' statistics):
   :func:`calibrated_accuracy` (tie-calibrated acc_eq / tau_eq), :func:`calibrated_comparison`
-  (pairwise permutation tests of calibrated measures), :func:`spa` (soft pairwise accuracy),
-  :func:`metric_clusters` (significance clusters of a leaderboard);
-- :mod:`~hanna_stats.analyses.overview`: what the study holds; :func:`given_left_out`, the
-  measures that ``system_scores="given"`` leaves out.
+  (pairwise permutation tests of calibrated measures), :func:`spa` (soft pairwise accuracy);
+- :mod:`~hanna_stats.analyses.rankings`: :func:`borda` count (Tab. 6), :func:`topk` systems
+  (Fig. 8), :func:`metric_clusters` (significance clusters of a leaderboard);
+- :mod:`~hanna_stats.analyses.overview`: what the study holds; :func:`system_means` with
+  t-intervals (Tab. 4); :func:`judge_scale`, the values found outside the judges' scale;
+  :func:`given_left_out`, the measures that ``system_scores="given"`` leaves out.
+
+Each analysis checks its options once, at its entry (a ValueError naming the option and its
+allowed values); what it hands on (the :class:`Selection`, the cubes, the kernels' private
+code) is not checked again.
 
 A study of several subsets (WMT: the language pairs of a store) is analysed per subset by
 every analysis, the results stacked under a first column ``subset``; ``subsets="pooled"`` pools
-them (:func:`~hanna_stats.analyses._common.analysis`).
+them (:func:`~hanna_stats.analyses._common.analysis`). Every analysis returns a plain
+:class:`polars.DataFrame`; :func:`analysis_calls` records the analyses a block of code called,
+each with every setting it ran with (:class:`AnalysisCall`).
 
 Every analysis takes its option words and their defaults from :mod:`hanna_stats.vocabulary`
 (``WORDS``, ``DEFAULTS``): ``level="item"``, ``method="kendall"``, ``alternative="greater"``,
@@ -44,8 +48,8 @@ from importlib import import_module
 #: Imported on first use, so that ``from hanna_stats.analyses import correlate`` does not pay
 #: for the ratings, resampling or significance modules.
 _HOME = {
-    "agreement": "ratings",
-    "system_means": "ratings",
+    "agreement": "agreements",
+    "system_means": "overview",
     "correlate": "correlations",
     "criterion_values": "overview",
     "measure_values": "overview",
@@ -60,18 +64,19 @@ _HOME = {
     "bootstrap_pairs": "significance",
     "williams": "significance",
     "williams_all": "significance",
-    "user_study_agreement": "user_study",
-    "nominal_agreement": "nominal",
-    "judge_criteria": "judges",
-    "rater_panel": "judges",
-    "judge_scale": "judges",
-    "judge_williams": "judges",
-    "calibrated_accuracy": "meta_eval",
-    "calibrated_comparison": "meta_eval",
-    "spa": "meta_eval",
-    "metric_clusters": "meta_eval",
+    "user_study_agreement": "agreements",
+    "nominal_agreement": "agreements",
+    "judge_criteria": "correlations",
+    "rater_panel": "correlations",
+    "judge_scale": "overview",
+    "judge_williams": "significance",
+    "calibrated_accuracy": "accuracy",
+    "calibrated_comparison": "accuracy",
+    "spa": "accuracy",
+    "metric_clusters": "rankings",
     "given_left_out": "_common",
-    "Result": "_common",
+    "AnalysisCall": "_common",
+    "analysis_calls": "_common",
     "Selection": "_common",
 }
 __all__ = sorted(_HOME)

@@ -1,6 +1,6 @@
 """What the analysis modules share: the :class:`Selection` of what to correlate and how, the
-:class:`Result` frames that record their settings (:func:`analysis`), the cubes and the
-memoised correlation matrices.
+:func:`analysis` decorator and the record of the analyses called (:func:`analysis_calls`), the
+cubes and the memoised correlation matrices.
 
 The options' words, defaults and checks are :mod:`hanna_stats.vocabulary`'s. Each public
 analysis checks its options once, at its entry; the helpers here take checked values (canonical
@@ -9,15 +9,16 @@ levels, ``kinds`` as :func:`~hanna_stats.vocabulary.check_kinds` returns them) a
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import functools
 import inspect
 import numbers
 import warnings
-from collections.abc import Callable, Hashable
-from dataclasses import astuple, dataclass, fields
+from collections.abc import Callable, Hashable, Iterator
+from dataclasses import astuple, dataclass
 from dataclasses import replace as replace_fields
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -36,35 +37,63 @@ from hanna_stats.vocabulary import (
     Variant,
     Weighting,
     check,
-    check_kinds,
-    check_level,
 )
 
 
-class Result(pl.DataFrame):
-    """An analysis' tidy table, with the settings that made it.
+class AnalysisCall(NamedTuple):
+    """One call of an analysis, as :func:`analysis_calls` records it.
 
-    A :class:`polars.DataFrame` (every polars operation works, and gives a plain DataFrame)
-    with two attributes: ``analysis``, the function's name, and ``settings``, every argument
-    it ran with after the study, defaults included (``correlate(study).settings["level"]`` is
-    ``"item"``).
+    Attributes
+    ----------
+    name : str
+        The analysis' name (``"correlate"``).
+    settings : dict
+        Every argument after the data, defaults applied, and ``subsets`` for an analysis of a
+        :class:`~hanna_stats.study.Study`: what made its table.
+    """
+
+    name: str
+    settings: dict[str, Any]
+
+
+#: The lists of the :func:`analysis_calls` blocks the running code is inside, innermost last.
+_RECORDERS: contextvars.ContextVar[tuple[list[AnalysisCall], ...]] = contextvars.ContextVar(
+    "analysis_calls", default=()
+)
+
+
+@contextlib.contextmanager
+def analysis_calls() -> Iterator[list[AnalysisCall]]:
+    """Record the analyses called inside the block: a list of :class:`AnalysisCall`, one per
+    call that returned a table, in order.
+
+    Only the outermost call counts (an analysis that calls another, or runs once per subset,
+    is one call); blocks nest, and an outer block records the inner block's calls too. The
+    report makes each section's settings line from these records.
 
     Examples
     --------
-    >>> r = Result(pl.DataFrame({"statistic": [0.5]}), "correlate", {"level": "item"})
-    >>> r.analysis, r.settings, r.height
-    ('correlate', {'level': 'item'}, 1)
+    >>> @analysis
+    ... def count(frame: pl.DataFrame, *, column: str = "x") -> pl.DataFrame:
+    ...     return frame.select(pl.col(column).count())
+    >>> with analysis_calls() as calls:
+    ...     table = count(pl.DataFrame({"x": [1, 2]}))
+    >>> calls
+    [AnalysisCall(name='count', settings={'column': 'x'})]
     """
+    calls: list[AnalysisCall] = []
+    token = _RECORDERS.set((*_RECORDERS.get(), calls))
+    try:
+        yield calls
+    finally:
+        _RECORDERS.reset(token)
 
-    def __init__(self, frame: pl.DataFrame, analysis: str, settings: dict[str, Any]) -> None:
-        super().__init__(frame)
-        self.analysis = analysis
-        self.settings = settings
 
-
-def analysis(function: Callable[..., pl.DataFrame]) -> Callable[..., Result]:
-    """Make ``function`` (data first, then keywords) return a :class:`Result` that records its
-    name and every argument after the first, defaults applied.
+def analysis(function: Callable[..., pl.DataFrame]) -> Callable[..., pl.DataFrame]:
+    """Make ``function`` (data first, then keywords) an analysis: each outermost call is
+    recorded as an :class:`AnalysisCall` (its name and every argument after the first, defaults
+    applied) by the :func:`analysis_calls` blocks it runs in; it returns the function's
+    :class:`polars.DataFrame` as it is.
 
     An analysis of a :class:`~hanna_stats.study.Study` takes one more keyword, ``subsets``
     (:data:`~hanna_stats.vocabulary.Subsets`, default ``"each"``): a study of several subsets
@@ -86,11 +115,10 @@ def analysis(function: Callable[..., pl.DataFrame]) -> Callable[..., Result]:
     on_study = signature.parameters[first].annotation in ("Study", Study)
 
     @functools.wraps(function)
-    def run(*args: Any, **kwargs: Any) -> Result:
+    def run(*args: Any, **kwargs: Any) -> pl.DataFrame:
         subsets = check("subsets", kwargs.pop("subsets", DEFAULTS["subsets"])) if on_study else None
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
-        settings = {k: v for k, v in bound.arguments.items() if k != first}
         study, nested = bound.arguments[first], _INSIDE.get()
         token = _INSIDE.set(True)
         try:
@@ -100,9 +128,13 @@ def analysis(function: Callable[..., pl.DataFrame]) -> Callable[..., Result]:
                 frame = function(*args, **kwargs)
         finally:
             _INSIDE.reset(token)
-        if on_study:
-            settings["subsets"] = subsets
-        return Result(frame, function.__name__, settings)
+        if not nested:
+            settings = {k: v for k, v in bound.arguments.items() if k != first}
+            if on_study:
+                settings["subsets"] = subsets
+            for calls in _RECORDERS.get():
+                calls.append(AnalysisCall(function.__name__, settings))
+        return frame
 
     if on_study:
         extra = inspect.Parameter(
@@ -136,31 +168,27 @@ def _each_subset(
                 raise ValueError(f"subset {label!r}: {err}") from err
         for note in notes:
             warnings.warn(StudyNote(f"subset {label!r}: {note}"), stacklevel=3)
-        frames.append(pl.DataFrame(frame).select(pl.lit(label).alias("subset"), pl.all()))
+        frames.append(frame.select(pl.lit(label).alias("subset"), pl.all()))
     return pl.concat(frames, how="diagonal_relaxed")
 
 
 @dataclass(frozen=True)
 class Selection:
     """What an analysis correlates and how: the measures' kinds, the human-written system in or
-    out, the level, the coefficient and its options. Checked when made; :meth:`key` is the memo
-    key of every result computed from it (:meth:`hanna_stats.study.Study.memo`).
+    out, the level, the coefficient and its options; :meth:`key` is the memo key of every
+    result computed from it (:meth:`hanna_stats.study.Study.memo`).
 
-    ``level`` is kept canonical (``"story"`` -> ``"item"``), ``kinds`` as a tuple, and
-    ``variant`` as ``"b"`` for the coefficients without variants, so that equal settings give
-    equal keys.
+    It takes the options as the analysis has checked them at its entry (canonical ``level``,
+    ``kinds`` a tuple) and checks nothing again; ``variant`` is kept as ``"b"`` for the
+    coefficients without variants, so that equal settings give equal keys.
 
     Examples
     --------
-    >>> s = Selection(level="story", method="pearson", variant="c")
-    >>> s.level, s.variant
-    ('item', 'b')
+    >>> s = Selection(level="item", method="pearson", variant="c")
+    >>> s.variant
+    'b'
     >>> s.key("correlation") == Selection(method="pearson").key("correlation")
     True
-    >>> Selection(level="global", group_by="system")
-    Traceback (most recent call last):
-    ...
-    ValueError: group_by='system' needs level='item'; level 'global' correlates one group
     """
 
     kinds: tuple[Kind, ...] = ("metric",)
@@ -174,39 +202,16 @@ class Selection:
     system_scores: SystemScores = "mean"
 
     def __post_init__(self) -> None:
-        canonical = {
-            "kinds": check_kinds(self.kinds),
-            "level": check_level(self.level),
-            "variant": check("variant", self.variant) if self.method == "kendall" else "b",
-        }
-        for name, value in canonical.items():
-            object.__setattr__(self, name, value)
-        if not isinstance(self.include_human, bool):
-            raise ValueError(f"include_human must be True or False; got {self.include_human!r}")
-        check("coefficient", self.method)
-        for name in ("nan_policy", "group_by", "weighting"):
-            check(name, getattr(self, name))
-        check_system_scores(self.system_scores, self.level)
-        if self.group_by != "input" and self.level != "item":
-            raise ValueError(
-                f"group_by={self.group_by!r} needs level='item'; level {self.level!r} "
-                "correlates one group"
-            )
+        if self.method != "kendall":
+            object.__setattr__(self, "variant", "b")
 
     def key(self, name: str, *more: Hashable) -> tuple:
         """The memo key of the result ``name`` computed from this selection and ``more``."""
         return (name, *astuple(self), *more)
 
     def replace(self, **changes: Any) -> Selection:
-        """A checked copy with ``changes``."""
+        """A copy with ``changes``."""
         return replace_fields(self, **changes)
-
-    @classmethod
-    def of(cls, options: dict[str, Any]) -> Selection:
-        """The selection of the keys of ``options`` that are its fields (an analysis'
-        keywords); the others are ignored."""
-        names = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in options.items() if k in names})
 
 
 def seed_key(seed: object) -> Hashable | None:

@@ -4,6 +4,15 @@ The analysis layer of the paper's Sec. 5.1-5.2 (Figs. 3-6, 14-25; Tabs. 5, 8, 9)
 (measure x input x system) cube from the store and hands it to the Numba engine
 (:func:`hanna_stats.kernels.level_correlation`), returning tidy polars DataFrames.
 
+- :func:`correlate`: every measure against the criteria, the metrics or each other;
+- :func:`judge_criteria`: the LLM judges' criterion-matched view (Chhun, Suchanek & Clavel, TACL
+  2024): each judge's rating of a criterion under each prompt variant correlated with the human
+  criterion of the same name, with the human rater row beside it and each column's mean |r|;
+- :func:`rater_panel`: how well one human rater agrees with the panel: each rater's ratings of a
+  criterion correlated with the mean of all raters (``reference="panel"``, the TACL study's
+  "Human" row, where the mean includes the rater) or of the other raters (``"others"``,
+  leave-one-out), per rater and averaged over raters.
+
 Conventions (Chhun et al., 2022; see ``docs/conventions.md``):
 
 * ``level="item"`` (HANNA's story level; ``"story"``, ``"summary"`` and ``"segment"`` name it
@@ -29,8 +38,6 @@ Conventions (Chhun et al., 2022; see ``docs/conventions.md``):
 
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 import polars as pl
 
@@ -39,17 +46,19 @@ from hanna_stats.analyses._common import (
     analysis,
     check_system_scores,
     correlation_matrix,
+    criteria_cube,
     human_mask,
     measure_against,
 )
 from hanna_stats.kernels import (
     UndefinedCorrelationError,
+    check_confidence,
     check_pvalue_method,
     correlation,
     level_correlation,
 )
 from hanna_stats.kernels.fisher import fisher_interval
-from hanna_stats.kernels.grouped import at_level
+from hanna_stats.kernels.levels import at_level
 from hanna_stats.study import Cube, Study
 from hanna_stats.vocabulary import (
     WORDS,
@@ -57,13 +66,17 @@ from hanna_stats.vocabulary import (
     Coefficient,
     GroupBy,
     Kind,
+    Level,
     LevelWord,
+    Method,
     NanPolicy,
     PvalueMethod,
+    Reference,
     SystemScores,
     Variant,
     Weighting,
     check,
+    check_bool,
     check_kinds,
     check_level,
 )
@@ -153,7 +166,7 @@ def correlate(
         ``scipy.stats.pearsonr(...).confidence_interval``), columns ``ci_low, ci_high``.
     system_scores : {"mean", "given"}
         System level: a system's value is the mean of its items (default) or the value the
-        study gives (``Study.system_values``, e.g. WMT's ``.sys.score`` files, as
+        study gives (``Study.given_system_scores``, e.g. WMT's ``.sys.score`` files, as
         mt-metrics-eval's system-level correlations), for the criteria and the automatic
         measures alike; p-values and intervals are then those of the given values. ``"given"``
         needs ``level="system"``; a measure without any given value (WMT: no ``.sys.score``
@@ -190,63 +203,103 @@ def correlate(
     >>> correlate(study, level="system", method="pearson")         # doctest: +SKIP
     >>> correlate(study, level="system", pvalue_method="auto")     # doctest: +SKIP
     """
-    level = check_level(level)
-    check("method", method, WORDS["coefficient"])
-    check("against", against)
-    check("variant", variant)
-    check("nan_policy", nan_policy)
-    kinds = check_kinds(kinds)
-    check_system_scores(system_scores, level)
-    if pvalue_method is not None:
-        _check_pvalues_defined(level, method, pvalue_method)
-    if confidence is not None and (method != "pearson" or level == "item"):
-        raise ValueError(
-            "confidence: Fisher z intervals are for Pearson correlations at system or global "
-            f"level; got method={method!r}, level={level!r} (see `ci` for bootstrap intervals)"
-        )
-    if level != "item" and (group_by, weighting) != ("input", "uniform"):
-        raise ValueError(
-            f"group_by and weighting apply to the item level; got level={level!r} (system and "
-            "global level correlate one group)"
-        )
-    return correlate_checked(
-        study,
-        **{name: value for name, value in locals().items() if name in _CORRELATE_OPTIONS},
+    level, kinds = _correlate_iv(
+        level=level,
+        method=method,
+        against=against,
+        variant=variant,
+        nan_policy=nan_policy,
+        include_human=include_human,
+        kinds=kinds,
+        pvalue_method=pvalue_method,
+        group_by=group_by,
+        weighting=weighting,
+        confidence=confidence,
+        system_scores=system_scores,
     )
-
-
-#: :func:`correlate`'s options and their defaults, which :func:`correlate_checked` takes.
-_CORRELATE_OPTIONS = {
-    name: p.default
-    for name, p in inspect.signature(correlate.__wrapped__).parameters.items()
-    if p.kind is p.KEYWORD_ONLY
-}
-
-
-def correlate_checked(study: Study, **options) -> pl.DataFrame:
-    """:func:`correlate` on checked options (``level`` canonical, ``kinds`` a tuple; those not
-    given take :func:`correlate`'s defaults): the analyses that correlate on the way (Borda
-    counts, the judges' best metrics) call it after checking their own options once."""
-    unknown = set(options) - set(_CORRELATE_OPTIONS)
-    if unknown:
-        raise TypeError(f"correlate_checked got unknown options {sorted(unknown)}")
-    o = _CORRELATE_OPTIONS | options
-    level, method, against, variant, nan_policy = (
-        o[k] for k in ("level", "method", "against", "variant", "nan_policy")
-    )
-    group_by, pvalue_method, confidence = o["group_by"], o["pvalue_method"], o["confidence"]
     selection = Selection(
-        kinds=o["kinds"],
-        include_human=o["include_human"],
+        kinds=kinds,
+        include_human=include_human,
         level=level,
         method=method,
         variant=variant,
         # "raise" reads the propagated matrix and names the first undefined pair asked for.
         nan_policy="propagate" if nan_policy == "raise" else nan_policy,
         group_by=group_by,
-        weighting=o["weighting"],
-        system_scores=o["system_scores"],
+        weighting=weighting,
+        system_scores=system_scores,
     )
+    return _correlation_table(
+        study,
+        selection,
+        against=against,
+        nan_policy=nan_policy,
+        pvalue_method=pvalue_method,
+        confidence=confidence,
+    )
+
+
+def _correlate_iv(
+    *,
+    level: object,
+    method: object,
+    against: object,
+    variant: object,
+    nan_policy: object,
+    include_human: object,
+    kinds: object,
+    pvalue_method: object,
+    group_by: object,
+    weighting: object,
+    confidence: object,
+    system_scores: object,
+) -> tuple[Level, tuple[Kind, ...]]:
+    """:func:`correlate`'s options checked once, before any work: the canonical ``level`` and
+    ``kinds`` as a tuple; ValueError naming the first bad option."""
+    level = check_level(level)
+    check("method", method, WORDS["coefficient"])
+    for name, value in (
+        ("against", against),
+        ("variant", variant),
+        ("nan_policy", nan_policy),
+        ("group_by", group_by),
+        ("weighting", weighting),
+    ):
+        check(name, value)
+    check_bool("include_human", include_human)
+    kinds = check_kinds(kinds)
+    check_system_scores(system_scores, level)
+    if pvalue_method is not None:
+        _check_pvalues_defined(level, method, pvalue_method)
+    if confidence is not None:
+        check_confidence(confidence)
+        if method != "pearson" or level == "item":
+            raise ValueError(
+                "confidence: Fisher z intervals are for Pearson correlations at system or global "
+                f"level; got method={method!r}, level={level!r} (see `ci` for bootstrap "
+                "intervals)"
+            )
+    if level != "item" and (group_by, weighting) != ("input", "uniform"):
+        raise ValueError(
+            f"group_by and weighting apply to the item level; got level={level!r} (system and "
+            "global level correlate one group)"
+        )
+    return level, kinds  # type: ignore[return-value]
+
+
+def _correlation_table(
+    study: Study,
+    selection: Selection,
+    *,
+    against: Against,
+    nan_policy: NanPolicy,
+    pvalue_method: PvalueMethod | None,
+    confidence: float | None,
+) -> pl.DataFrame:
+    """:func:`correlate`'s table of ``selection`` (checked options; ``nan_policy`` as the user
+    gave it, ``selection.nan_policy`` the one the matrix is computed with)."""
+    level, method, variant = selection.level, selection.method, selection.variant
+    group_by = selection.group_by
     # The metrics alone need no human criteria; the criteria alone need no automatic measure's
     # given system-level values (item means: the matrix shared with the other analyses).
     cube, res = correlation_matrix(
@@ -304,8 +357,8 @@ def _level_vectors(
 
 def _check_pvalues_defined(level: str, method: str, pvalue_method: str) -> None:
     """Raise ValueError unless correlations of ``level`` and ``method`` have the p-value
-    ``pvalue_method``."""
-    check("pvalue_method", pvalue_method)
+    ``pvalue_method`` (the word itself by :func:`~hanna_stats.kernels.check_pvalue_method`,
+    last)."""
     if level == "item":
         raise ValueError(
             "pvalue_method: an item-level correlation is a mean of per-input correlations and "
@@ -422,3 +475,297 @@ def correlation_frame(
         },
         schema=SCHEMA,
     )
+
+
+#: The row label of the human raters in :func:`judge_criteria`.
+HUMAN_RATER = "Human rater"
+#: The criterion label of each column's mean |r| in :func:`judge_criteria`.
+MEAN_ABS = "mean |r|"
+
+JUDGE_CRITERIA_SCHEMA = {
+    "rater": pl.String,
+    "prompt": pl.String,
+    "criterion": pl.String,
+    "level": pl.String,
+    "method": pl.String,
+    "statistic": pl.Float64,
+}
+
+
+def _rater_cube(study: Study, include_human: bool) -> tuple[tuple[str, ...], np.ndarray]:
+    """The criteria and their ratings as (R raters, C criteria, G inputs, S systems), NaN where
+    a rater did not rate; rater ``r`` is the ``r``-th rating of each item (``rater_column``)."""
+    ratings = study.ratings.filter(pl.col("kind") == "human").rename({"measure": "criterion"})
+    criteria = tuple(c for c in study.criteria if c in set(ratings["criterion"].to_list()))
+    if not criteria:
+        raise ValueError(
+            "the store holds no rater-level ratings of human criteria: ingest them (HANNA's "
+            "LLM-judge file or raw annotations; a tidy file with a `rater` column)"
+        )
+    keep = np.ones(len(study.systems), bool) if include_human else ~study.is_human
+    systems = [s for s, k in zip(study.systems, keep, strict=True) if k]
+    index = {
+        "criterion": {c: i for i, c in enumerate(criteria)},
+        "input": {g: i for i, g in enumerate(study.inputs)},
+        "system": {s: i for i, s in enumerate(systems)},
+    }
+    ratings = ratings.filter(pl.col("system").is_in(systems) & pl.col("criterion").is_in(criteria))
+    codes = [ratings[c].replace_strict(index[c], return_dtype=pl.Int64).to_numpy() for c in index]
+    raters = ratings["rater_column"].to_numpy().astype(np.intp)
+    cube = np.full((raters.max() + 1, len(criteria), len(study.inputs), len(systems)), np.nan)
+    cube[(raters, *codes)] = ratings["score"].to_numpy()
+    return criteria, cube
+
+
+def _rater_iv(
+    level: object, method: object, variant: object, reference: object, include_human: object
+) -> Level:
+    """The options of :func:`rater_panel` and :func:`judge_criteria` checked once: the
+    canonical ``level``; ValueError naming the first bad option."""
+    level = check_level(level)
+    check("method", method)
+    check("variant", variant)
+    check("reference", reference)
+    check_bool("include_human", include_human)
+    return level  # type: ignore[return-value]
+
+
+def _rater_statistics(
+    study: Study,
+    level: Level,
+    method: Method,
+    variant: Variant,
+    reference: Reference,
+    include_human: bool,
+) -> tuple[tuple[str, ...], np.ndarray]:
+    """(criteria, (R, C) correlations of each rater with the reference panel)."""
+    key = ("rater_panel", level, method, variant, reference, include_human)
+
+    def compute():
+        criteria, cube = _rater_cube(study, include_human)
+        counts = np.sum(~np.isnan(cube), axis=0)
+        totals = np.nansum(cube, axis=0)
+        out = np.full(cube.shape[:2], np.nan)
+        for r, own in enumerate(cube):
+            with np.errstate(invalid="ignore", divide="ignore"):
+                if reference == "panel":
+                    panel = np.where(counts > 0, totals / counts, np.nan)
+                else:
+                    rated = ~np.isnan(own)
+                    rest = counts - rated
+                    panel = np.where(rest > 0, (totals - np.nan_to_num(own)) / rest, np.nan)
+            result = level_correlation(own, panel, level=level, method=method, variant=variant)
+            out[r] = np.diagonal(result.statistic)  # criterion c against the panel's c
+        return criteria, out
+
+    return study.memo(key, compute)
+
+
+@analysis
+def rater_panel(
+    study: Study,
+    *,
+    level: LevelWord = "item",
+    method: Method = "kendall",
+    variant: Variant = "b",
+    reference: Reference = "panel",
+    include_human: bool = False,
+) -> pl.DataFrame:
+    """Each human rater's agreement with the panel, per criterion, and its mean over raters.
+
+    For rater ``k`` (the ``k``-th rating of each item) and criterion ``c``, the correlation at
+    ``level`` between ``k``'s ratings and the panel's: the mean of all ratings of the item
+    (``reference="panel"``, which includes ``k``'s own: the reference row of Chhun et al. 2024)
+    or of the others (``"others"``, leave-one-out: ``(sum - x_k) / (n - 1)``). Items ``k`` did
+    not rate are left out pairwise. ``rater = "mean"`` rows average the raters' correlations.
+
+    Parameters
+    ----------
+    study : Study
+        A study with rater-level ratings of its criteria.
+    level : {"item", "system", "global"}
+        ``"story"``, ``"summary"`` or ``"segment"`` give ``"item"``.
+        Per input then averaged; over the per-system means; all items pooled.
+    method : {"pearson", "spearman", "kendall"}
+    variant : {"a", "b", "c"}
+        Kendall's variant.
+    reference : {"panel", "others"}
+    include_human : bool
+        Keep the human-written system (HANNA: ``Human``; the TACL study leaves it out).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``rater`` ("1", "2", ... or "mean"), ``criterion``, ``level``, ``method``,
+        ``reference``, ``statistic``; by criterion (catalogue order), then rater.
+
+    Raises
+    ------
+    ValueError
+        For a bad option, or a study without rater-level ratings.
+
+    References
+    ----------
+    C. Chhun, F. M. Suchanek, C. Clavel. Do Language Models Enjoy Their Own Stories? Prompting
+    Large Language Models for Automatic Story Evaluation. TACL 12, 2024 (Sec. 4, Fig. 2).
+    """
+    level = _rater_iv(level, method, variant, reference, include_human)
+    return _rater_panel(study, level, method, variant, reference, include_human)
+
+
+def _rater_panel(
+    study: Study,
+    level: Level,
+    method: Method,
+    variant: Variant,
+    reference: Reference,
+    include_human: bool,
+) -> pl.DataFrame:
+    """:func:`rater_panel` on checked options."""
+    criteria, stats = _rater_statistics(study, level, method, variant, reference, include_human)
+    raters = [str(r + 1) for r in range(stats.shape[0])]
+    with np.errstate(invalid="ignore"):
+        mean = np.nanmean(stats, axis=0)
+    rows = [
+        (rater, criterion, value)
+        for c, criterion in enumerate(criteria)
+        for rater, value in [*zip(raters, stats[:, c], strict=True), ("mean", mean[c])]
+    ]
+    return pl.DataFrame(
+        {
+            "rater": [r[0] for r in rows],
+            "criterion": [r[1] for r in rows],
+            "level": level,
+            "method": method,
+            "reference": reference,
+            "statistic": [float(r[2]) for r in rows],
+        },
+    ).with_columns(pl.col("statistic").cast(pl.Float64))
+
+
+@analysis
+def judge_criteria(
+    study: Study,
+    *,
+    level: LevelWord = "item",
+    method: Method = "kendall",
+    variant: Variant = "b",
+    reference: Reference = "panel",
+    include_human: bool = False,
+) -> pl.DataFrame:
+    """The criterion-matched view of the LLM judges (Chhun et al. 2024, Figs. 2-3).
+
+    For every LLM-judge measure that rates a human criterion (catalogue ``criterion``), the
+    correlation at ``level`` of the judge's values with that criterion's values (the mean of its
+    raters); beside them, when the study has rater-level ratings, the human rater row
+    (:func:`rater_panel`, averaged over raters) and,
+    for each judge x prompt column and the human rater row, ``criterion = "mean |r|"``: the mean
+    of the column's absolute correlations over the criteria (the TACL study's "Avg" row). Missing
+    values are left out pairwise (``nan_policy="omit"``).
+
+    Parameters
+    ----------
+    study : Study
+    level : {"item", "system", "global"}
+        ``"story"``, ``"summary"`` or ``"segment"`` give ``"item"``.
+    method : {"pearson", "spearman", "kendall"}
+    variant : {"a", "b", "c"}
+    reference : {"panel", "others"}
+        Panel of the human rater row (see :func:`rater_panel`).
+    include_human : bool
+        Keep the human-written system (the TACL study leaves it out).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``rater`` (the judge, or ``"Human rater"``), ``prompt`` (the judge's prompt variant;
+        null for the human row), ``criterion``, ``level``, ``method``, ``statistic``; the human
+        rater first, then the judges in catalogue order, prompts in order, criteria in catalogue
+        order with the mean |r| last.
+
+    Raises
+    ------
+    ValueError
+        For a bad option, or a study without LLM-judge measures of its criteria.
+    """
+    level = _rater_iv(level, method, variant, reference, include_human)
+    judges = study.catalogue.filter(
+        (pl.col("kind") == "llm-judge") & pl.col("criterion").is_in(list(study.criteria))
+    )
+    if judges.is_empty():
+        raise ValueError(
+            "the store holds no LLM-judge measures of its human criteria: ingest them (HANNA's "
+            "hanna_metric_scores_llm.csv)"
+        )
+    matched = judge_correlations(study, level, method, variant, include_human)
+    criteria = list(study.criteria)
+    rows: list[tuple] = []
+    if study.ratings.filter(pl.col("kind") == "human").height:
+        panel = _rater_panel(study, level, method, variant, reference, include_human)
+        means = panel.filter(pl.col("rater") == "mean").select("criterion", "statistic")
+        human_values = dict(means.iter_rows())
+        column = [(HUMAN_RATER, None, c, human_values.get(c, np.nan)) for c in criteria]
+        rows += [*column, (HUMAN_RATER, None, MEAN_ABS, _mean_abs(column))]
+    grouped = judges.group_by(["judge", "variant"], maintain_order=True).agg("measure", "criterion")
+    for judge, prompt, measures, rated in grouped.iter_rows():
+        by_criterion = dict(zip(rated, measures, strict=True))
+        column = [
+            (
+                judge,
+                prompt,
+                c,
+                matched.get(by_criterion.get(c), np.nan),
+            )
+            for c in criteria
+        ]
+        rows += [*column, (judge, prompt, MEAN_ABS, _mean_abs(column))]
+    return pl.DataFrame(
+        {
+            "rater": [r[0] for r in rows],
+            "prompt": [r[1] for r in rows],
+            "criterion": [r[2] for r in rows],
+            "level": level,
+            "method": method,
+            "statistic": [float(r[3]) for r in rows],
+        },
+        schema=JUDGE_CRITERIA_SCHEMA,
+    )
+
+
+def judge_correlations(
+    study: Study, level: Level, method: Method, variant: Variant, include_human: bool
+) -> dict[str, float]:
+    """Each LLM-judge measure's correlation at ``level`` with the criterion it rates, memoised
+    (the judge x criterion block only, not the whole matrix of judges and criteria)."""
+    variant = variant if method == "kendall" else "b"  # the others have no variant
+    key = ("judge_matched", level, method, variant, include_human)
+
+    def compute() -> dict[str, float]:
+        cube = criteria_cube(study, ("llm-judge",), include_human)
+        position = {m: i for i, m in enumerate(cube.measures)}
+        rated = study.catalogue.filter(
+            (pl.col("kind") == "llm-judge") & pl.col("measure").is_in(list(position))
+        ).select("measure", "criterion")
+        judges, criteria = (rated[c].to_list() for c in ("measure", "criterion"))
+        columns = list(dict.fromkeys(c for c in criteria if c in position))
+        if not columns:
+            return {}
+        result = level_correlation(
+            cube.values[[position[m] for m in judges]],
+            cube.values[[position[c] for c in columns]],
+            level=level,
+            method=method,
+            variant=variant,
+        )
+        column = {c: k for k, c in enumerate(columns)}
+        return {
+            m: float(result.statistic[j, column[c]]) if c in column else np.nan
+            for j, (m, c) in enumerate(zip(judges, criteria, strict=True))
+        }
+
+    return study.memo(key, compute)
+
+
+def _mean_abs(column: list[tuple]) -> float:
+    values = np.abs([r[3] for r in column], dtype=np.float64)
+    return float(np.nanmean(values)) if np.isfinite(values).any() else np.nan

@@ -1,35 +1,56 @@
-"""Rankings of metrics (Tab. 6, Borda count) and correlations on the top-k systems (Fig. 8).
+"""Rankings of the measures: the Borda count (Tab. 6), correlations on the top-k systems
+(Fig. 8) and leaderboards in significance clusters.
 
-Chhun et al. (2022), Secs. 5.3-5.4.
+- :func:`borda`: Borda count of the metrics over the (criterion x coefficient) columns
+  (Chhun et al. 2022, Sec. 5.3);
+- :func:`topk`: every metric's correlation with each criterion on its k best systems (Sec. 5.4);
+- :func:`metric_clusters`: the measures for one criterion, best first, in significance clusters
+  (the WMT metrics tasks' leaderboards, mt-metrics-eval's ``AssignRanks``).
 """
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import polars as pl
 
 from hanna_stats.analyses._common import (
+    Selection,
     analysis,
     check_system_scores,
+    correlation_matrix,
     criteria_cube,
+    criterion_cube,
     human_mask,
 )
-from hanna_stats.analyses.correlations import correlate_checked, correlation_frame
-from hanna_stats.kernels import aggregate_groups, borda_count, group_correlations
-from hanna_stats.kernels.grouped import at_level
-from hanna_stats.progress import StudyNote
+from hanna_stats.analyses.correlations import correlation_frame
+from hanna_stats.kernels import (
+    aggregate_groups,
+    borda_count,
+    calibrated_permutation_test,
+    group_correlations,
+    permutation_test_pairs,
+    significance_clusters,
+)
+from hanna_stats.kernels.levels import at_level
+from hanna_stats.progress import StudyNote, progress
 from hanna_stats.study import Study
 from hanna_stats.vocabulary import (
     WORDS,
+    Coefficient,
     ItemSystemWord,
     Kind,
+    LevelWord,
     Method,
     SystemScores,
     Ties,
+    Variant,
     check,
+    check_bool,
     check_kinds,
     check_level,
 )
@@ -100,25 +121,28 @@ def borda(
     """
     level = check_level(level, WORDS["item_system"])
     check("ties", ties)
+    check_bool("include_human", include_human)
     kinds = check_kinds(kinds)
     check_system_scores(system_scores, level)
-    columns = pl.concat(
-        [
-            correlate_checked(
-                study,
-                level=level,
-                method=method,
-                include_human=include_human,
-                kinds=kinds,
-                system_scores=system_scores,
-            )
-            for method in WORDS["method"]
-        ]
-    ).with_columns(pl.col("statistic").abs().alias("abs"))
-    wide = columns.pivot(on=["method", "against"], index="measure", values="abs")
-    scores = wide.drop("measure").to_numpy().astype(np.float64)
+    # One column per (coefficient, criterion): |r| of every automatic measure, from the
+    # memoised matrices that correlate reads.
+    blocks = []
+    for method in WORDS["method"]:
+        selection = Selection(
+            kinds=kinds,
+            include_human=include_human,
+            level=level,
+            method=method,
+            system_scores=system_scores,
+        )
+        cube, res = correlation_matrix(study, selection)
+        human = human_mask(cube)
+        blocks.append(np.abs(res.statistic[np.ix_(~human, human)]))
+    # Column-major, as a table of columns: the means over the columns add them in order.
+    scores = np.asfortranarray(np.hstack(blocks))
+    measures = np.asarray(cube.measures, dtype=object)[~human]
     if np.isnan(scores).any():
-        bad = wide["measure"][int(np.flatnonzero(np.isnan(scores).any(axis=1))[0])]
+        bad = measures[int(np.flatnonzero(np.isnan(scores).any(axis=1))[0])]
         raise ValueError(f"correlation of {bad!r} is undefined at {level} level: no Borda count")
     # Correlations equal in exact arithmetic tie: at 10 systems Spearman's rho is a multiple of
     # 1/165 and tau-b takes few values, but they come out of floating point up to a few ulps
@@ -128,7 +152,7 @@ def borda(
         pl.DataFrame(
             {
                 "level": level,
-                "measure": wide["measure"],
+                "measure": measures.tolist(),
                 "borda": counts,
                 "mean_rank": counts / scores.shape[1],
                 "mean_abs": scores.mean(axis=1),
@@ -192,6 +216,7 @@ def topk(
     """
     level = check_level(level, WORDS["item_system"])
     check("method", method)
+    check_bool("include_human", include_human)
     kinds = check_kinds(kinds)
     check_system_scores(system_scores, level)
     cube = criteria_cube(study, kinds, include_human, system_scores)
@@ -259,3 +284,120 @@ def _note_ks_left_out(ks: list[int], criteria: list[str], n_rated: list[int]) ->
         gone = ", ".join(str(k) for k in ks if k > n)
         which = f"criteria {', '.join(names)} rate" if names[1:] else f"criterion {names[0]} rates"
         warnings.warn(StudyNote(f"topk: {which} {n} systems: no rows for k = {gone}"), stacklevel=4)
+
+
+#: Columns of :func:`metric_clusters` (``epsilon`` for ``method="acc_eq"`` only).
+METRIC_CLUSTERS_SCHEMA = {
+    "criterion": pl.String,
+    "level": pl.String,
+    "method": pl.String,
+    "measure": pl.String,
+    "statistic": pl.Float64,
+    "rank": pl.Int64,
+    "pvalue_next": pl.Float64,
+    "epsilon": pl.Float64,
+    "permutations": pl.Int64,
+    "seed": pl.Int64,
+    "alpha": pl.Float64,
+}
+
+
+@analysis
+def metric_clusters(
+    study: Study,
+    *,
+    criterion: str,
+    level: LevelWord = "item",
+    method: Coefficient = "kendall",
+    permutations: int = 1000,
+    seed: int | None = 0,
+    alpha: float = 0.05,
+    include_human: bool = False,
+    variant: Variant = "b",
+    kinds: tuple[Kind, ...] = ("metric",),
+    system_scores: SystemScores = "mean",
+    executor: Any = None,
+) -> pl.DataFrame:
+    """Leaderboard of the measures for one criterion, in significance clusters (WMT style).
+
+    The measures are sorted by their statistic with the criterion; each pair's one-sided
+    p-value of "a is better than b" comes from the PERM-BOTH permutation test of the
+    correlations (:func:`hanna_stats.kernels.permutation_test_pairs`, ``alternative=
+    "greater"``) or, for ``method="acc_eq"``, from the pairwise permutation test of the
+    tie-calibrated accuracies (:func:`hanna_stats.kernels.calibrated_permutation_test`). Going
+    down the list, a measure starts a new cluster when a measure of the current cluster beats
+    it with ``p <= alpha`` (:func:`hanna_stats.kernels.significance_clusters`, mt-metrics-eval's
+    ``AssignRanks``). ``system_scores="given"`` (system level) ranks by the given system-level
+    values (see the module), permuting them per system.
+    ``executor`` (a Dask ``distributed.Client``, a ``concurrent.futures.Executor`` or a
+    :class:`~hanna_stats.kernels.ClusterExecutor`) runs the pairwise tests in blocks on a
+    cluster, with the same result bit for bit (:mod:`hanna_stats.kernels.distributed`); None:
+    in this process.
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per measure, best first: ``criterion, level, method, measure, statistic,
+        rank, pvalue_next`` (the cluster's rank, 1 = top; the one-sided p-value that the
+        measure beats the next one down, where a new cluster starts when a measure of the
+        cluster beats it with ``p <= alpha``; null on the last row), ``epsilon`` for ``acc_eq``,
+        and the settings ``permutations, seed, alpha``. A measure whose statistic is undefined
+        (NaN) has a null rank and comes last.
+    """
+    level = check_level(level)
+    check("method", method, WORDS["coefficient"])
+    check_system_scores(system_scores, level)
+    check_bool("include_human", include_human)
+    kinds = check_kinds(kinds)
+    criterion, names, cube = criterion_cube(study, criterion, kinds, include_human, system_scores)
+    # Systems the criterion never rates are left out before the scores are z-scored, as
+    # mt-metrics-eval keeps only the systems with gold scores (WMT22 zh-en: MQM rates 16 of 20).
+    values = cube.values[:, :, ~np.isnan(cube.values[-1]).all(axis=0)]
+    columns = {}
+    if method == "acc_eq":
+        res = calibrated_permutation_test(
+            values[-1:],
+            values[:-1],
+            level=level,
+            permutations=permutations,
+            seed=seed,
+            progress=progress,
+            executor=executor,
+        ).for_human(0)
+        columns["epsilon"] = res.epsilon
+    else:
+        res = permutation_test_pairs(
+            values[:-1],
+            values[-1],
+            level=level,
+            method=method,
+            variant=variant,
+            permutations=permutations,
+            alternative="greater",
+            seed=seed,
+            progress=progress,
+            executor=executor,
+        )
+    ranks = significance_clusters(res.statistic, res.pvalue, alpha=alpha)
+    undefined = np.isnan(res.statistic)
+    n = len(names)
+    columns |= {
+        "criterion": [criterion] * n,
+        "level": [level] * n,
+        "method": [method] * n,
+        "measure": names,
+        "statistic": res.statistic,
+        "rank": [None if u else int(r) for r, u in zip(ranks, undefined, strict=True)],
+    }
+    columns |= {"permutations": [permutations] * n, "seed": [seed] * n, "alpha": [alpha] * n}
+    schema = {key: dtype for key, dtype in METRIC_CLUSTERS_SCHEMA.items() if key in columns}
+    frame = pl.DataFrame({key: columns[key] for key in schema}, schema=schema).with_row_index()
+    frame = frame.sort(
+        ["rank", "statistic"], descending=[False, True], nulls_last=True, maintain_order=True
+    )
+    # Each row's p-value that it beats the row below it (where the clusters are cut), best
+    # first; null on the last row.
+    order = frame["index"].to_list()
+    below = [float(res.pvalue[a, b]) for a, b in itertools.pairwise(order)]
+    pvalue_next = pl.Series("pvalue_next", [*below, None], dtype=pl.Float64)
+    return frame.drop("index").insert_column(list(schema).index("rank") + 1, pvalue_next)

@@ -40,6 +40,7 @@ from hanna_stats.vocabulary import (
     Resample,
     Variant,
     check,
+    check_bool,
     check_kinds,
     check_level,
     did_you_mean,
@@ -116,6 +117,7 @@ def correlation_ci(
     check("method", method)
     check("resample", resample)
     check("ci_method", ci_method)
+    check_bool("include_human", include_human)
     kinds = check_kinds(kinds)
     targets = [against] if isinstance(against, str) and against != "criteria" else against
     statistic = None
@@ -288,6 +290,7 @@ def permutation_test(
     check("method", method)
     check("alternative", alternative)
     check("unit", unit, WORDS["resample"])
+    check_bool("include_human", include_human)
     kinds = check_kinds(kinds)
     criterion, names, cube = criterion_cube(study, criterion, kinds, include_human)
     res = permutation_test_pairs(

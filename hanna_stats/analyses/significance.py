@@ -1,11 +1,18 @@
 """Significance of metric comparisons: Williams tests and paired bootstrap system comparison.
 
+- :func:`williams`, :func:`williams_all`: Williams tests between every ordered pair of
+  automatic measures for a criterion, with multiple-testing correction;
+- :func:`judge_williams`: each LLM judge against the best automatic metric of the criterion it
+  rates, in both directions (Chhun, Suchanek & Clavel, TACL 2024);
+- :func:`bootstrap_pairs`, :func:`bootstrap_pair_labels`: pairwise system comparison by paired
+  bootstrap, scored against the criteria's labels.
+
 The analysis layer of the paper's Sec. 5.3 (Fig. 7 / Fig. 26: pairwise system comparison by
 paired bootstrap) and Appendix I (Figs. 27-38: Williams tests between metrics). It takes the
 correlation matrices and the (measure x input x system) cube of a loaded Study and hands them to
 the kernels
 (:func:`hanna_stats.kernels.williams.williams_test`,
-:func:`hanna_stats.kernels.pairs.paired_bootstrap`,
+:func:`hanna_stats.kernels.system_pairs.paired_bootstrap`,
 :func:`hanna_stats.kernels.multitest.adjust_pvalues`), returning tidy polars DataFrames.
 
 Conventions (Chhun et al., 2022; see ``docs/conventions.md``, sections 7-9):
@@ -44,8 +51,10 @@ from hanna_stats.analyses._common import (
     human_mask,
     seed_key,
 )
+from hanna_stats.analyses.correlations import judge_correlations
 from hanna_stats.kernels import (
     adjust_pvalues,
+    level_correlation,
     paired_bootstrap,
     weighted_f1,
     williams_test,
@@ -63,6 +72,7 @@ from hanna_stats.vocabulary import (
     Method,
     SystemScores,
     check,
+    check_bool,
     check_kinds,
     check_level,
 )
@@ -163,7 +173,7 @@ def williams(
     ...     (pl.col("measure_a") == "BERTScore F1") & (pl.col("measure_b") == "BLEU"))
     """
     (level,), kinds, n = _check_williams(
-        (level,), (method,), alternative, correction, family, kinds, system_scores, n
+        (level,), (method,), alternative, correction, family, include_human, kinds, system_scores, n
     )
     cube = criteria_cube(study, kinds, include_human, system_scores)
     name = cube_criterion(study, cube, criterion)  # given mode: also a system-level-only one
@@ -212,7 +222,7 @@ def williams_all(
     Same columns as :func:`williams`.
     """
     levels, kinds, _ = _check_williams(
-        levels, methods, alternative, correction, family, kinds, "mean", None
+        levels, methods, alternative, correction, family, include_human, kinds, "mean", None
     )
     return williams_frame(
         study,
@@ -332,6 +342,7 @@ def _check_williams(
     alternative: object,
     correction: object,
     family: object,
+    include_human: object,
     kinds: object,
     system_scores: object,
     n: object,
@@ -345,6 +356,7 @@ def _check_williams(
     if correction is not None:
         check("correction", correction)
     check("family", family)
+    check_bool("include_human", include_human)
     kinds = check_kinds(kinds)
     for level in levels:
         check_system_scores(system_scores, level)
@@ -368,17 +380,17 @@ def _checked_n(n: int | None) -> int | None:
 
 
 def williams_n(level: Level, inputs: int, systems: int, n: int | None) -> int:
-    """The sample size of a Williams test at ``level``: ``n`` when given, else the number of
-    systems (system level), inputs (item level, the paper's convention) or items (global).
+    """The sample size of a Williams test at ``level``: ``n`` when given (checked at the
+    analysis' entry by :func:`_checked_n`), else the number of systems (system level), inputs
+    (item level, the paper's convention) or items (global).
 
     Raises
     ------
     ValueError
-        If ``n`` is not an integer, or the size is below 4 (the test has n - 3 degrees of
-        freedom), saying what to do.
+        If that number is below 4 (the test has n - 3 degrees of freedom), saying what to do.
     """
     if n is not None:
-        return _checked_n(n)
+        return n
     size = {"item": inputs, "system": systems, "global": inputs * systems}[level]
     if size <= 3:
         unit = {"item": "inputs", "system": "systems", "global": "items"}[level]
@@ -397,6 +409,240 @@ def adjusted_within(pvalues: np.ndarray, groups: np.ndarray, correction: Correct
     for rows in np.split(order, bounds):
         adjusted[rows] = adjust_pvalues(pvalues[rows], method=correction)
     return adjusted
+
+
+#: Columns of :func:`judge_williams`.
+JUDGE_WILLIAMS_SCHEMA = {
+    "criterion": pl.String,
+    "level": pl.String,
+    "method": pl.String,
+    "judge": pl.String,
+    "prompt": pl.String,
+    "measure": pl.String,
+    "metric": pl.String,
+    "r_judge": pl.Float64,
+    "r_metric": pl.Float64,
+    "r_ab": pl.Float64,
+    "n": pl.Int64,
+    "statistic": pl.Float64,
+    "pvalue_judge": pl.Float64,
+    "pvalue_judge_adjusted": pl.Float64,
+    "pvalue_metric": pl.Float64,
+    "pvalue_metric_adjusted": pl.Float64,
+}
+
+
+@analysis
+def judge_williams(
+    study: Study,
+    *,
+    level: LevelWord = "item",
+    method: Method = "kendall",
+    n: int | None = None,
+    correction: Correction | None = None,
+    include_human: bool = False,
+) -> pl.DataFrame:
+    """Williams tests of each LLM judge against the best automatic metric of each criterion.
+
+    For each human criterion, the best metric is the measure of kind ``metric`` with the
+    largest |correlation| with the criterion at ``level``
+    (:func:`~hanna_stats.analyses.correlations.correlate` with ``kinds=("metric",)``; ties go to
+    the first in catalogue order). Every LLM-judge measure that rates the criterion (each judge,
+    each prompt variant) is tested against it in both directions, one-sided: H1 |r_judge| >
+    |r_metric| (``pvalue_judge``) and H1 |r_metric| > |r_judge| (``pvalue_metric``).
+
+    The rows are those of :func:`~hanna_stats.analyses.significance.williams_frame` (every
+    criterion, ``levels=(level,)``, ``methods=(method,)``, ``alternative="greater"``,
+    ``family="pair"``, ``kinds=("metric", "llm-judge")``) for the ordered pairs (judge measure,
+    best metric) and (best metric, judge measure), with the same statistics and (adjusted)
+    p-values, computed without the tens of thousands of other ordered pairs. The family of a
+    ``correction`` is therefore the "pair" family: one judge under one prompt against one
+    metric, in one direction, across the criteria (the judge's rating of each criterion
+    against that metric, whether or not the metric is the best one for that criterion), as
+    Chhun et al. (2024) corrected one judge against another.
+
+    Parameters
+    ----------
+    study : Study
+        A study with human criteria, metrics and LLM-judge measures of the criteria.
+    level : {"item", "system", "global"}
+        ``"story"``, ``"summary"`` or ``"segment"`` give ``"item"``.
+    method : {"pearson", "spearman", "kendall"}
+        Kendall is tau-b.
+    n : int, optional
+        Sample size of the tests; default as ``williams_frame``: systems at system level, inputs
+        at item level, items (inputs x systems) at global level.
+    correction : {None, "bh", "by", "holm", "bonferroni"}
+        Adds ``pvalue_judge_adjusted`` and ``pvalue_metric_adjusted`` (NaN columns when None,
+        the default; Chhun et al. (2024) use ``"bh"``).
+    include_human : bool
+        Keep the human-written system (the studies leave it out).
+
+    Returns
+    -------
+    polars.DataFrame
+        ``criterion, level, method, judge, prompt, measure`` (the judge's measure), ``metric``
+        (the best metric), ``r_judge, r_metric`` (signed correlations with the criterion),
+        ``r_ab`` (between the two), ``n``, ``statistic`` (Williams' t of judge against metric;
+        the reverse test has -t), ``pvalue_judge, pvalue_judge_adjusted, pvalue_metric,
+        pvalue_metric_adjusted``; by criterion (catalogue order), then judge measure (catalogue
+        order). Empty when no metric correlates with a criterion.
+
+    Raises
+    ------
+    ValueError
+        For a bad option, a study without LLM-judge measures of its criteria, or n below 4.
+    """
+    level, n = _judge_williams_iv(level, method, n, correction, include_human)
+    criteria = list(study.criteria)
+    judges = study.catalogue.filter(
+        (pl.col("kind") == "llm-judge") & pl.col("criterion").is_in(criteria)
+    ).select("measure", "criterion", "judge", "variant")
+    if judges.is_empty():
+        raise ValueError(
+            "the store holds no LLM-judge measures of its human criteria: ingest them (HANNA's "
+            "hanna_metric_scores_llm.csv)"
+        )
+    cube = criteria_cube(study, ("metric", "llm-judge"), include_human)
+    n_level = williams_n(level, *cube.values.shape[1:], n)
+    metric_r, best = _best_metrics(study, level, method, include_human)
+    if not best:
+        return pl.DataFrame(schema=JUDGE_WILLIAMS_SCHEMA)
+    # Each judge measure against its criterion: the correlations judge_criteria uses.
+    matched = judge_correlations(study, level, method, "b", include_human)
+    names = judges["measure"].to_list()
+    r_judge = np.array([matched.get(m, np.nan) for m in names])
+    # The judges against the best metrics (the cells of the full matrix williams_frame reads).
+    position = {m: i for i, m in enumerate(cube.measures)}
+    metrics = list(dict.fromkeys(best[c][0] for c in criteria if c in best))
+    r_ab = level_correlation(
+        cube.values[[position[m] for m in metrics]],
+        cube.values[[position[m] for m in names]],
+        level=level,
+        method=method,
+    ).statistic  # (metrics, judge measures)
+    frames = [
+        _judge_against_metric(
+            judges,
+            criteria,
+            metric,
+            r_metric=[metric_r.get((metric, c), np.nan) for c in criteria],
+            r_judge=r_judge,
+            r_ab=r_ab[k],
+            n=n_level,
+            level=level,
+            method=method,
+            correction=correction,
+        ).filter(pl.Series([best.get(c, ("",))[0] == metric for c in judges["criterion"]]))
+        for k, metric in enumerate(metrics)
+    ]
+    order = {c: i for i, c in enumerate(criteria)}
+    return (
+        pl.concat(frames)
+        .sort(pl.col("criterion").replace_strict(order, return_dtype=pl.Int64), "_order")
+        .select(list(JUDGE_WILLIAMS_SCHEMA))
+    )
+
+
+def _judge_williams_iv(
+    level: object, method: object, n: object, correction: object, include_human: object
+) -> tuple[Level, int | None]:
+    """:func:`judge_williams`' options checked once: the canonical ``level`` and the checked
+    ``n``; ValueError naming the first bad option."""
+    level = check_level(level)
+    check("method", method)
+    if correction is not None:
+        check("correction", correction)
+    check_bool("include_human", include_human)
+    return level, _checked_n(n)  # type: ignore[return-value]
+
+
+def _best_metrics(
+    study: Study, level: Level, method: Method, include_human: bool
+) -> tuple[dict[tuple[str, str], float], dict[str, tuple[str, float]]]:
+    """Every metric's correlation with every criterion at ``level`` (the memoised matrix of
+    ``correlate``), and each criterion's best metric with its |r|: the largest |r|, ties to
+    the first in catalogue order."""
+    selection = Selection(
+        kinds=("metric",), include_human=include_human, level=level, method=method
+    )
+    cube, res = correlation_matrix(study, selection)
+    human = human_mask(cube)
+    metric_r: dict[tuple[str, str], float] = {}
+    best: dict[str, tuple[str, float]] = {}
+    for i in np.flatnonzero(~human):
+        for j in np.flatnonzero(human):
+            measure, against, value = cube.measures[i], cube.measures[j], res.statistic[i, j]
+            metric_r[measure, against] = value
+            if np.isfinite(value) and (against not in best or abs(value) > best[against][1]):
+                best[against] = (measure, abs(value))
+    return metric_r, best
+
+
+def _judge_against_metric(
+    judges: pl.DataFrame,
+    criteria: list[str],
+    metric: str,
+    *,
+    r_metric: list[float],
+    r_judge: np.ndarray,
+    r_ab: np.ndarray,
+    n: int,
+    level: Level,
+    method: Method,
+    correction: Correction | None,
+) -> pl.DataFrame:
+    """Williams tests of every judge measure (rows of ``judges``: ``measure, criterion, judge,
+    variant``) against ``metric``, both ways, on the criterion each rates: ``r_metric`` the
+    metric's correlation with each of ``criteria``, ``r_judge`` each judge measure's with its
+    criterion, ``r_ab`` the judge measures' with the metric. A ``correction`` adjusts within
+    each judge under one prompt (the "pair" family); column ``_order`` keeps the judges'
+    order."""
+    names, rated, judge_names, prompts = (judges[c].to_list() for c in judges.columns)
+    identity = [
+        f"{j or m} (prompt {v})" for m, j, v in zip(names, judge_names, prompts, strict=True)
+    ]
+    families = pl.Series(identity).rank("dense").to_numpy()
+    row_of = np.array([criteria.index(c) for c in rated])
+    judged = np.arange(len(names))
+    # Measures: the metric (0), then every judge measure; r has one row per criterion.
+    r = np.full((len(criteria), 1 + len(names)), np.nan)
+    r[:, 0] = r_metric
+    r[row_of, 1 + judged] = r_judge
+    R = np.full((1 + len(names),) * 2, np.nan)
+    np.fill_diagonal(R, 1.0)
+    R[0, 1:] = R[1:, 0] = r_ab
+    res = williams_test(r, R, n, alternative="greater")
+    p_judge = res.pvalue[row_of, 1 + judged, 0]
+    p_metric = res.pvalue[row_of, 0, 1 + judged]
+    adjusted = {
+        column: adjusted_within(p, families, correction)
+        if correction is not None
+        else np.full(len(names), np.nan)
+        for column, p in (("pvalue_judge_adjusted", p_judge), ("pvalue_metric_adjusted", p_metric))
+    }
+    return pl.DataFrame(
+        {
+            "criterion": rated,
+            "level": level,
+            "method": method,
+            "judge": judge_names,
+            "prompt": prompts,
+            "measure": names,
+            "metric": metric,
+            "r_judge": r_judge,
+            "r_metric": r[row_of, 0],
+            "r_ab": r_ab,
+            "n": n,
+            "statistic": res.statistic[row_of, 1 + judged, 0],
+            "pvalue_judge": p_judge,
+            "pvalue_judge_adjusted": adjusted["pvalue_judge_adjusted"],
+            "pvalue_metric": p_metric,
+            "pvalue_metric_adjusted": adjusted["pvalue_metric_adjusted"],
+            "_order": np.arange(len(names)),
+        },
+        schema={**JUDGE_WILLIAMS_SCHEMA, "_order": pl.Int64},
+    )
 
 
 BOOTSTRAP_SCHEMA = {
@@ -438,8 +684,8 @@ def bootstrap_pairs(
     For every pair of systems (s1, s2) and every measure (criteria and metrics), ``resamples``
     bootstrap resamples of the inputs label the pair 1 (s1 better in at least ``1 - alpha`` of
     them), 2 (s2 better) or 0 (Koehn, 2004; see
-    :func:`hanna_stats.kernels.pairs.paired_bootstrap`). Each metric's labels are scored against
-    each criterion's labels with the support-weighted F1 (scikit-learn's
+    :func:`hanna_stats.kernels.system_pairs.paired_bootstrap`). Each metric's labels are scored
+    against each criterion's labels with the support-weighted F1 (scikit-learn's
     ``average="weighted"``), the paper's Fig. 7 / Fig. 26.
 
     Parameters
@@ -468,6 +714,7 @@ def bootstrap_pairs(
         One row per (metric, criterion) with columns ``measure, criterion, f1, resamples, alpha,
         seed``; ``f1`` in [0, 1] (the paper prints percentages).
     """
+    kinds = _bootstrap_iv(include_human, kinds)
     cube, result = _bootstrap(study, resamples, alpha, seed, include_human, kinds, executor)
     human = human_mask(cube)
     f1 = weighted_f1(result.labels[human], result.labels[~human])  # (criteria, metrics)
@@ -507,6 +754,7 @@ def bootstrap_pair_labels(
         ``wins_2`` count the resamples where system 1 / 2 has the strictly greater mean;
         ``label`` is 1, 2 or 0.
     """
+    kinds = _bootstrap_iv(include_human, kinds)
     cube, result = _bootstrap(study, resamples, alpha, seed, include_human, kinds, executor)
     measures, pairs = result.labels.shape
     systems = np.asarray(cube.systems, dtype=object)
@@ -527,12 +775,20 @@ def bootstrap_pair_labels(
     )
 
 
+def _bootstrap_iv(include_human: object, kinds: object) -> tuple[Kind, ...]:
+    """The measures' options of :func:`bootstrap_pairs` and :func:`bootstrap_pair_labels`
+    checked once: ``kinds`` as a tuple (``resamples``, ``alpha`` and ``seed`` are the kernel's,
+    :func:`~hanna_stats.kernels.paired_bootstrap`, which checks them at its entry)."""
+    check_bool("include_human", include_human)
+    return check_kinds(kinds)
+
+
 def _bootstrap(study, resamples, alpha, seed, include_human, kinds, executor=None):
     """The paired bootstrap of every measure of the criteria cube, memoised per setting when
     ``seed`` is an integer (None or a Generator draws afresh on every call); ``executor`` does
     not change the result, so it is not part of the key."""
     selection = Selection(kinds=kinds, include_human=include_human)
-    cube = criteria_cube(study, selection.kinds, include_human)
+    cube = criteria_cube(study, kinds, include_human)
 
     def compute():
         return paired_bootstrap(

@@ -34,20 +34,29 @@ from ._options import check_confidence, check_count, check_seed
 from .accuracy import pairwise_accuracy
 from .agreement import AlphaResult, ICCResult, intraclass_corr, krippendorff_alpha
 from .bootstrap import BootstrapIndices, BootstrapResult, bootstrap_ci, bootstrap_indices
+from .borda import borda_count
+from .calibration import (
+    TIE_RTOL,
+    CalibratedPermutationResult,
+    TieCalibrationResult,
+    calibrated_permutation_test,
+    calibrated_swaps,
+    tie_calibration,
+)
 from .clusters import significance_clusters
 from .correlation import CorrelationResult, check_pvalue_method, correlation
 from .distributed import ClusterExecutor
 from .fisher import FisherIntervalResult, fisher_interval
-from .grouped import (
+from .kendall import KendallCounts, kendall_counts, tau_from_counts
+from .levels import (
     LevelCorrelationResult,
     UndefinedCorrelationError,
     aggregate_groups,
     group_correlations,
     level_correlation,
 )
-from .kendall import KendallCounts, kendall_counts, tau_from_counts
 from .multitest import adjust_pvalues
-from .nominal import (
+from .nominal_agreement import (
     AgreementCoefficientResult,
     CohenKappaResult,
     LabelCodes,
@@ -56,19 +65,15 @@ from .nominal import (
     fleiss_kappa,
     gwet_ac,
 )
-from .pairs import PairedBootstrapResult, paired_bootstrap, weighted_f1
 from .permutation import PermutationTestResult, permutation_swaps, permutation_test_pairs
-from .ranking import borda_count
 from .ranks import rankdata, tie_ranks
-from .soft import SoftPairwiseAccuracyResult, pairwise_pvalues, sign_flips, soft_pairwise_accuracy
-from .ties import (
-    TIE_RTOL,
-    CalibratedPermutationResult,
-    TieCalibrationResult,
-    calibrated_permutation_test,
-    calibrated_swaps,
-    tie_calibration,
+from .soft_accuracy import (
+    SoftPairwiseAccuracyResult,
+    pairwise_pvalues,
+    sign_flips,
+    soft_pairwise_accuracy,
 )
+from .system_pairs import PairedBootstrapResult, paired_bootstrap, weighted_f1
 from .williams import WilliamsResult, williams_test
 
 __all__ = [

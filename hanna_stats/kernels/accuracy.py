@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .grouped import (
+from .kendall import pair_counts
+from .levels import (
     LevelCorrelationResult,
     UndefinedCorrelationError,
     aggregate_cells,
     grouped_cubes,
 )
-from .kendall import pair_counts
 
 
 @njit(cache=True)

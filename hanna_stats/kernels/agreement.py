@@ -2,12 +2,13 @@
 
 Pure functions on numpy arrays. Ratings are (items, raters) matrices, one row per item (target,
 unit) and one column per rater, as in every agreement kernel (the nominal ones of
-:mod:`~hanna_stats.kernels.nominal` too); the transpose is read only when ``layout="raters x
-items"`` says so (:func:`items_by_raters`). Each result names how its interval was made
-(``interval_method``: ``"F"`` for ICC, ``"percentile"`` for alpha's bootstrap). The sums of
-squares and the disagreement sums are compiled (``@njit(cache=True)``); confidence intervals and
-p-values use the F distribution functions of ``scipy.special`` (``fdtrc``, ``fdtri``) in Python.
-The bootstrap interval of alpha is numpy and ``scipy.sparse`` (no compiled code of its own).
+:mod:`~hanna_stats.kernels.nominal_agreement` too); the transpose is read only when
+``layout="raters x items"`` says so (:func:`items_by_raters`). Each result names how its
+interval was made (``interval_method``: ``"F"`` for ICC, ``"percentile"`` for alpha's
+bootstrap). The sums of squares and the disagreement sums are compiled (``@njit(cache=True)``);
+confidence intervals and p-values use the F distribution functions of ``scipy.special``
+(``fdtrc``, ``fdtri``) in Python. The bootstrap interval of alpha is numpy and ``scipy.sparse``
+(no compiled code of its own).
 
 References
 ----------
@@ -41,8 +42,8 @@ from ._options import (
     validated,
 )
 from .bootstrap import bootstrap_indices, cell_quantiles
-from .pairs import multiplicities
 from .ranks import average_ranks
+from .system_pairs import multiplicities
 
 __all__ = [
     "ICC_FORMS",
@@ -639,6 +640,42 @@ def _alpha_resamples(x, values, starts, level, indices):
     return out
 
 
+def _alpha_arguments(ratings, level_of_measurement, layout, confidence, indices):
+    """The checked arguments of :func:`krippendorff_alpha`: the items x raters matrix, the
+    confidence level and the resamples' indices."""
+    check_option("level_of_measurement", level_of_measurement)
+    check("layout", layout)
+    x = items_by_raters(_finite_matrix(ratings, "ratings"), layout)
+    n_items = x.shape[0]
+    if confidence is not None:
+        confidence = check_confidence(confidence)
+        if indices is not None:
+            indices = check_indices("indices", indices, max(n_items, 1), columns=n_items)
+            if len(indices) == 0:
+                raise ValueError("indices must hold at least one resample (row); got none")
+    elif indices is not None:
+        raise ValueError("indices need confidence: pass confidence=0.95, say, to get an interval")
+    return x, confidence, indices
+
+
+def _alpha_point(values, starts, level_of_measurement) -> AlphaResult:
+    """Alpha of the pairable ``values`` (grouped by unit at ``starts``; at least one)."""
+    n, n_units = values.size, starts.size - 1
+    point = values
+    if level_of_measurement == "nominal":
+        observed, expected = _nominal_disagreements(values, starts)
+    else:
+        if level_of_measurement == "ordinal":
+            point = average_ranks(values)
+        observed, expected = _interval_disagreements(point, starts)
+        if values.min() == values.max():  # exactly no variation; the sums may round off 0
+            expected = 0.0
+    d_o = observed / n
+    d_e = expected / (n * (n - 1))
+    statistic = 1.0 - d_o / d_e if d_e > 0 else math.nan
+    return AlphaResult(float(statistic), float(d_o), float(d_e), n, n_units)
+
+
 def krippendorff_alpha(
     ratings,
     *,
@@ -759,39 +796,18 @@ def krippendorff_alpha(
     >>> bool(low < res.statistic < high), res.n_valid, res.interval_method
     (True, 200, 'percentile')
     """
-    check_option("level_of_measurement", level_of_measurement)
-    check("layout", layout)
-    x = items_by_raters(_finite_matrix(ratings, "ratings"), layout)
+    x, confidence, indices = _alpha_arguments(
+        ratings, level_of_measurement, layout, confidence, indices
+    )
     n_items = x.shape[0]
-    if confidence is not None:
-        confidence = check_confidence(confidence)
-        if indices is not None:
-            indices = check_indices("indices", indices, max(n_items, 1), columns=n_items)
-            if len(indices) == 0:
-                raise ValueError("indices must hold at least one resample (row); got none")
-    elif indices is not None:
-        raise ValueError("indices need confidence: pass confidence=0.95, say, to get an interval")
     values, starts = _pairable_values(x)
-    n, n_units = values.size, starts.size - 1
-    if n == 0:
+    if values.size == 0:
         if confidence is not None and indices is None:
             check_count("resamples", resamples)
             check_seed(seed)
         method = None if confidence is None else "percentile"
         return AlphaResult(math.nan, math.nan, math.nan, 0, 0, interval_method=method)
-    point = values
-    if level_of_measurement == "nominal":
-        observed, expected = _nominal_disagreements(values, starts)
-    else:
-        if level_of_measurement == "ordinal":
-            point = average_ranks(values)
-        observed, expected = _interval_disagreements(point, starts)
-        if values.min() == values.max():  # exactly no variation; the sums may round off 0
-            expected = 0.0
-    d_o = observed / n
-    d_e = expected / (n * (n - 1))
-    statistic = 1.0 - d_o / d_e if d_e > 0 else math.nan
-    result = AlphaResult(float(statistic), float(d_o), float(d_e), n, n_units)
+    result = _alpha_point(values, starts, level_of_measurement)
     if confidence is None:
         return result
     if indices is None:

@@ -1,7 +1,7 @@
 """Bootstrap confidence intervals of item- or system-level correlations.
 
 Cubes have shape (measures, inputs G, systems S), float64, NaN = missing, as in
-:mod:`hanna_stats.kernels.grouped`. The bootstrap draws are made once, in Python, by a
+:mod:`hanna_stats.kernels.levels`. The bootstrap draws are made once, in Python, by a
 :class:`numpy.random.Generator` seeded by the caller (or passed in), and are shared by all
 measures and pairs; compiled loops assign each output cell to one thread and sum in a fixed
 order, so results do not depend on the number of threads.
@@ -33,14 +33,14 @@ from ._options import (
 from ._prepared import from_prepared, prepare_column, store_ties, ties_of_row
 from .correlation import coefficient_omit
 from .distributed import cluster_executor, split
-from .grouped import (
+from .levels import (
     at_level,
     block_correlations,
     correlations_of_cubes,
     group_blocks,
     level_correlation,
 )
-from .pairs import multiplicities
+from .system_pairs import multiplicities
 
 
 class BootstrapIndices(NamedTuple):
@@ -301,7 +301,7 @@ def resampled_statistic(A, B, *, level, method, variant, weights=None, systems=N
     - ``level="item"``: per-input correlations across the kept systems, then their weighted
       mean (:func:`_weighted_group_sums`); without ``systems`` the per-input correlations are
       computed once for all rows, block by block of inputs (``group_blocks`` of
-      :mod:`~hanna_stats.kernels.grouped`), each block's weighted sums added to the rows'.
+      :mod:`~hanna_stats.kernels.levels`), each block's weighted sums added to the rows'.
     - ``level="system"``: per-system weighted means over inputs (:func:`_weighted_system_means`),
       then one correlation across the kept systems per row, all rows of a block in one
       group correlation call (the rows play the groups).

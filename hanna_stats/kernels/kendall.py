@@ -268,7 +268,7 @@ PAIR_KEY_MAX_N = 2**24
 @njit(cache=True, nogil=True)
 def runs_of_keys(x, keys, exact):
     """:func:`_runs_of_ranks`' ``(ys, counts, groups, n, x_ties, xy_pairs)`` from the sorted keys
-    of one pair (:func:`~hanna_stats.kernels.grouped._pair_keys`): ``x``'s float32 order in the
+    of one pair (:func:`~hanna_stats.kernels.levels._pair_keys`): ``x``'s float32 order in the
     high half, then ``y``'s rank (bits 24-31) and the index (bits 0-23), present positions only.
 
     Sorted, the keys hold each run of one float32 in ascending ``y``: where the values are

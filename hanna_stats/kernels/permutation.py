@@ -2,7 +2,7 @@
 PERM-SYS, PERM-INPUT).
 
 Cubes have shape (measures, inputs G, systems S), float64, as in
-:mod:`hanna_stats.kernels.grouped`. The swaps are drawn once, in Python, by a
+:mod:`hanna_stats.kernels.levels`. The swaps are drawn once, in Python, by a
 :class:`numpy.random.Generator` seeded by the caller (or passed in), and are shared by all
 pairs; compiled loops give each output value to one thread and sum in a fixed order, so
 results do not depend on the number of threads.
@@ -36,7 +36,7 @@ from ._options import (
 )
 from ._prepared import prepare_rows, with_criterion
 from .distributed import cluster_executor, split
-from .grouped import at_level, level_correlation
+from .levels import at_level, level_correlation
 
 #: Relative tolerance of the permutation p-value's comparisons (as scipy.stats.permutation_test):
 #: a permuted statistic within ``RTOL |observed|`` of the observed one counts as reaching it.
@@ -808,29 +808,8 @@ def permutation_test_pairs(
     >>> int(res.n_drawn[0, 1])  # no exceedance: 0.999 upper bound 1 - 0.0005 ** (1 / n) < 0.05
     150
     """
-    check_option("level", level)
-    check_option("alternative", alternative)
-    X = validated({"X": X}, 3, 0, method=method, variant=variant)[0]
-    C = validated({"criterion": criterion}, 2, 0)[0]
-    if C.shape != X.shape[1:]:
-        raise ValueError(f"criterion must have shape {X.shape[1:]}; got {C.shape}")
-    if stop_alpha is not None and (
-        isinstance(stop_alpha, bool)
-        or not isinstance(stop_alpha, numbers.Real)
-        or not 0 < stop_alpha < 1
-    ):
-        raise ValueError(f"stop_alpha must be None or a number in (0, 1); got {stop_alpha!r}")
-    if swaps is None:
-        swaps = permutation_swaps(
-            X.shape[1], X.shape[2], permutations=permutations, seed=seed, unit=unit
-        )
-    else:
-        check_option("unit", unit, WORDS["resample"])
-    swaps = np.ascontiguousarray(swaps, dtype=np.uint8)
-    if swaps.ndim != 3 or swaps.shape[1:] != X.shape[1:] or swaps.shape[0] == 0:
-        raise ValueError(
-            f"swaps must have shape (P, {X.shape[1]}, {X.shape[2]}); got {swaps.shape}"
-        )
+    arguments = (level, method, variant, permutations, alternative, seed, swaps, unit)
+    X, C, swaps = _pairs_arguments(X, criterion, *arguments, stop_alpha)
     M = X.shape[0]
     iu = np.triu_indices(M, 1)
     pairs = np.stack(iu, axis=1)
@@ -854,6 +833,37 @@ def permutation_test_pairs(
         out[iu[1], iu[0]] = values
         counts.append(out)
     return PermutationTestResult(r, delta, pvalue, *counts)
+
+
+def _pairs_arguments(
+    X, criterion, level, method, variant, permutations, alternative, seed, swaps, unit, stop_alpha
+):
+    """The checked arguments of :func:`permutation_test_pairs`: ``X`` and the criterion as
+    float arrays, and the swaps (drawn from ``seed`` unless given) as a uint8 array."""
+    check_option("level", level)
+    check_option("alternative", alternative)
+    X = validated({"X": X}, 3, 0, method=method, variant=variant)[0]
+    C = validated({"criterion": criterion}, 2, 0)[0]
+    if C.shape != X.shape[1:]:
+        raise ValueError(f"criterion must have shape {X.shape[1:]}; got {C.shape}")
+    if stop_alpha is not None and (
+        isinstance(stop_alpha, bool)
+        or not isinstance(stop_alpha, numbers.Real)
+        or not 0 < stop_alpha < 1
+    ):
+        raise ValueError(f"stop_alpha must be None or a number in (0, 1); got {stop_alpha!r}")
+    if swaps is None:
+        swaps = permutation_swaps(
+            X.shape[1], X.shape[2], permutations=permutations, seed=seed, unit=unit
+        )
+    else:
+        check_option("unit", unit, WORDS["resample"])
+    swaps = np.ascontiguousarray(swaps, dtype=np.uint8)
+    if swaps.ndim != 3 or swaps.shape[1:] != X.shape[1:] or swaps.shape[0] == 0:
+        raise ValueError(
+            f"swaps must have shape (P, {X.shape[1]}, {X.shape[2]}); got {swaps.shape}"
+        )
+    return X, C, swaps
 
 
 def _pair_counts(jobs, K, swaps, level, method, variant, alternative, stop_alpha, progress=None):

@@ -17,7 +17,7 @@ Its jobs, by module:
   (not into the store);
 - loading a Study: :func:`load_study` loads everything the analyses need in one go,
   :func:`open_study` from a store file, a HANNA folder or a tidy file
-  (:mod:`~hanna_stats.store.study`). The :class:`~hanna_stats.study.Study` and
+  (:mod:`~hanna_stats.store.load`). The :class:`~hanna_stats.study.Study` and
   :class:`~hanna_stats.study.Cube` types live in :mod:`hanna_stats.study`, without DuckDB.
 
 Names are imported on first use (module ``__getattr__``): ``import hanna_stats.store`` loads
@@ -44,8 +44,8 @@ _HOME = {
     "check_hanna_dir": "hanna_stats.store.formats",
     "detect_format": "hanna_stats.store.formats",
     "ingest": "hanna_stats.store.formats",
-    "load_study": "hanna_stats.store.study",
-    "open_study": "hanna_stats.store.study",
+    "load_study": "hanna_stats.store.load",
+    "open_study": "hanna_stats.store.load",
     "read_user_study": "hanna_stats.store.user_study",
 }
 

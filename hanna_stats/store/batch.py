@@ -20,7 +20,7 @@ from typing import Protocol
 import duckdb
 import polars as pl
 
-from hanna_stats.store.db import read_sql
+from hanna_stats.store.db import refresh_scores_wide
 from hanna_stats.store.errors import InputError
 from hanna_stats.store.scales import COUNTS, apply_scales, check_policy, drop_scales
 from hanna_stats.store.source import Source
@@ -84,11 +84,11 @@ RATINGS = {
     "answer": pl.String,  # the raw answer text of an LLM judge's try, when given
     "row": pl.Int64,  # 1-based data row in the file, when known (named in errors)
 }
-# System-level values the study gives (WMT's .sys.score files), not means over items.
-# domain: null for a system-level value (table system_level_scores), else the domain of a
-# domain-level one (table domain_level_scores: WMT's .domain.score files). subset: the subset the
-# value is given for (WMT: the language pair), null for none.
-SYSTEM_LEVEL = {
+# The values the study gives (WMT's .sys.score files), not means over items. domain: null for a
+# system-level value (table given_system_scores_by_id), else the domain of a domain-level one
+# (table given_domain_scores_by_id: WMT's .domain.score files). subset: the subset the value is
+# given for (WMT: the language pair), null for none.
+GIVEN_SCORES = {
     "system": pl.String,
     "measure": pl.String,
     "value": pl.Float64,
@@ -137,10 +137,10 @@ class Batch:
     scale_policy : str
         What :func:`write_batch` does with a non-human value outside its measure's scale, unless
         the caller says otherwise (one of :data:`~hanna_stats.store.catalogue.SCALE_POLICIES`).
-    system_scores : polars.DataFrame
-        System-level values given by the study (table ``system_level_scores``; schema
-        :data:`SYSTEM_LEVEL`), and domain-level ones where ``domain`` is set (table
-        ``domain_level_scores``), for systems and measures of the batch; not checked against
+    given_scores : polars.DataFrame
+        System-level values given by the study (table ``given_system_scores_by_id``; schema
+        :data:`GIVEN_SCORES`), and domain-level ones where ``domain`` is set (table
+        ``given_domain_scores_by_id``), for systems and measures of the batch; not checked against
         scales. Empty by default.
     notes : tuple of str
         What the parser left out or chose, for the ingest's summary (one sentence each).
@@ -160,20 +160,21 @@ class Batch:
     replace_measures: bool = True
     relative_positions: bool = False
     scale_policy: str = "error"
-    system_scores: pl.DataFrame = field(default_factory=lambda: frame(SYSTEM_LEVEL))
+    given_scores: pl.DataFrame = field(default_factory=lambda: frame(GIVEN_SCORES))
     notes: tuple[str, ...] = ()
     references: pl.DataFrame = field(default_factory=lambda: frame(REFERENCES))
 
     @property
     def n_values(self) -> int:
         """Number of scores plus ratings plus system-level values."""
-        return self.scores.height + self.ratings.height + self.system_scores.height
+        return self.scores.height + self.ratings.height + self.given_scores.height
 
     @contextmanager
     def stage(self, con: duckdb.DuckDBPyConnection, source: Source) -> Iterator[None]:
         """Register the frames as the relations :func:`write_batch` reads (:data:`STAGED`)
         while the context lasts."""
         _check_magnitudes(self, source)
+        _check_keys(self, source)
         _check_reference_frame(self)
         frames = {relation: getattr(self, name) for relation, name in STAGED.items()}
         try:
@@ -196,7 +197,7 @@ STAGED = {
     "_hs_raters": "raters",
     "_hs_scores_given": "scores",
     "_hs_ratings_given": "ratings",
-    "_hs_system_scores": "system_scores",
+    "_hs_given_scores": "given_scores",
     "_hs_references": "references",
 }
 
@@ -241,22 +242,6 @@ def _check_reference_frame(batch: Batch) -> None:
     keys = refs.select("item", "position")
     if bad.height or keys.is_duplicated().any() or first.height != refs["item"].n_unique():
         raise ValueError("batch references: position 1 of each item must be its items reference")
-
-
-def _quote_literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
-def refresh_scores_wide(con: duckdb.DuckDBPyConnection) -> None:
-    """(Re)create the ``scores_wide`` view from ``sql/scores_wide.sql`` and the catalogue."""
-    names = [
-        r[0] for r in con.execute("SELECT name FROM measures ORDER BY position, name").fetchall()
-    ]
-    if not names:
-        con.execute("DROP VIEW IF EXISTS scores_wide")
-        return
-    template = read_sql("scores_wide.sql")
-    con.execute(template.replace("{measure_list}", ", ".join(map(_quote_literal, names))))
 
 
 def _check_items(con: duckdb.DuckDBPyConnection, source: Source) -> None:
@@ -336,6 +321,31 @@ def magnitude_error(
     )
 
 
+#: The key of each frame of values of a :class:`Batch`, as in the store's tables.
+BATCH_KEYS = {
+    "scores": ("item", "measure"),
+    "ratings": ("item", "rater", "measure"),
+    "given_scores": ("system", "measure", "domain", "subset"),
+}
+
+
+def _check_keys(batch: Batch, source: Source) -> None:
+    """Refuse two values of one key (:data:`BATCH_KEYS`) in a frame, as a tidy file's duplicate
+    rows are refused: ``scores`` and ``ratings`` have no primary key, so both would be stored."""
+    for name, keys in BATCH_KEYS.items():
+        rows = getattr(batch, name)
+        if not rows.select(keys).is_duplicated().any():
+            continue
+        rows = rows.with_row_index("_hs_index")
+        again = rows.filter(~pl.struct(keys).is_first_distinct()).row(0, named=True)
+        first = rows.filter(pl.all_horizontal(pl.col(k).eq_missing(again[k]) for k in keys)).row(
+            0, named=True
+        )
+        shown = ", ".join(f"{k}={again[k]!r}" for k in keys)
+        also = f"; also row {first['row']}" if first.get("row") is not None else ""
+        raise source.error(f"duplicate {name} row ({shown}{also})", row=again.get("row"))
+
+
 def _check_magnitudes(batch: Batch, source: Source) -> None:
     """Refuse a finite value beyond :data:`MAX_MAGNITUDE`, naming its row and measure."""
     for rows, column in ((batch.scores, "value"), (batch.ratings, "score")):
@@ -345,7 +355,7 @@ def _check_magnitudes(batch: Batch, source: Source) -> None:
             raise magnitude_error(
                 source, row[column], row["measure"], row["item"], row["row"], column
             )
-    huge = batch.system_scores.filter(pl.col("value").abs() > MAX_MAGNITUDE)
+    huge = batch.given_scores.filter(pl.col("value").abs() > MAX_MAGNITUDE)
     if huge.height:
         row = huge.row(0, named=True)
         raise source.error(
@@ -438,9 +448,9 @@ def _upsert(con: duckdb.DuckDBPyConnection, batch: Staged) -> None:
     _upsert_values(con)
     con.execute(
         """
-        INSERT INTO system_level_scores (measure_id, system_id, value, subset)
+        INSERT INTO given_system_scores_by_id (measure_id, system_id, value, subset)
         SELECT m.measure_id, sy.system_id, b.value, coalesce(b.subset, '')
-        FROM _hs_system_scores b
+        FROM _hs_given_scores b
         JOIN measures m ON m.name = b.measure
         JOIN systems sy ON sy.name = b.system
         WHERE b.domain IS NULL
@@ -449,9 +459,9 @@ def _upsert(con: duckdb.DuckDBPyConnection, batch: Staged) -> None:
     )
     con.execute(
         """
-        INSERT INTO domain_level_scores (measure_id, system_id, domain, value, subset)
+        INSERT INTO given_domain_scores_by_id (measure_id, system_id, domain, value, subset)
         SELECT m.measure_id, sy.system_id, b.domain, b.value, coalesce(b.subset, '')
-        FROM _hs_system_scores b
+        FROM _hs_given_scores b
         JOIN measures m ON m.name = b.measure
         JOIN systems sy ON sy.name = b.system
         WHERE b.domain IS NOT NULL
@@ -564,14 +574,14 @@ _STORED_VALUES = """
                 JOIN raters rt ON rt.name = b.rater
                 JOIN ratings r ON r.item_id = it.item_id AND r.measure_id = m.measure_id
                                   AND r.rater_id = rt.rater_id)
-             + (SELECT count(*) FROM _hs_system_scores b WHERE b.domain IS NULL AND EXISTS (
-                    SELECT 1 FROM system_level_scores g JOIN systems sy USING (system_id)
+             + (SELECT count(*) FROM _hs_given_scores b WHERE b.domain IS NULL AND EXISTS (
+                    SELECT 1 FROM given_system_scores_by_id g JOIN systems sy USING (system_id)
                     JOIN measures m USING (measure_id)
                     WHERE sy.name = b.system AND m.name = b.measure
                     AND g.subset = coalesce(b.subset, '')))
-             + (SELECT count(*) FROM _hs_system_scores b WHERE b.domain IS NOT NULL
+             + (SELECT count(*) FROM _hs_given_scores b WHERE b.domain IS NOT NULL
                 AND EXISTS (
-                    SELECT 1 FROM domain_level_scores d JOIN systems sy USING (system_id)
+                    SELECT 1 FROM given_domain_scores_by_id d JOIN systems sy USING (system_id)
                     JOIN measures m USING (measure_id)
                     WHERE sy.name = b.system AND m.name = b.measure AND d.domain = b.domain
                     AND d.subset = coalesce(b.subset, '')))
@@ -599,18 +609,18 @@ JOIN ratings r ON r.item_id = it.item_id AND r.measure_id = m.measure_id
 WHERE r.score IS DISTINCT FROM b.score
 UNION ALL
 SELECT NULL, sy.name, m.name, NULL, g.value, b.value
-FROM _hs_system_scores b
+FROM _hs_given_scores b
 JOIN systems sy ON sy.name = b.system
 JOIN measures m ON m.name = b.measure
-JOIN system_level_scores g ON g.system_id = sy.system_id AND g.measure_id = m.measure_id
+JOIN given_system_scores_by_id g ON g.system_id = sy.system_id AND g.measure_id = m.measure_id
                               AND g.subset = coalesce(b.subset, '')
 WHERE b.domain IS NULL AND g.value IS DISTINCT FROM b.value
 UNION ALL
 SELECT NULL, sy.name, m.name || ' (domain ' || b.domain || ')', NULL, d.value, b.value
-FROM _hs_system_scores b
+FROM _hs_given_scores b
 JOIN systems sy ON sy.name = b.system
 JOIN measures m ON m.name = b.measure
-JOIN domain_level_scores d ON d.system_id = sy.system_id AND d.measure_id = m.measure_id
+JOIN given_domain_scores_by_id d ON d.system_id = sy.system_id AND d.measure_id = m.measure_id
                               AND d.domain = b.domain AND d.subset = coalesce(b.subset, '')
 WHERE d.value IS DISTINCT FROM b.value
 ORDER BY item NULLS LAST, system, measure, rater NULLS FIRST
@@ -686,7 +696,7 @@ def _holds_values(con: duckdb.DuckDBPyConnection) -> bool:
     """Whether the store holds any value (a new store's first write compares with none)."""
     return con.execute(
         "SELECT EXISTS (FROM scores) OR EXISTS (FROM ratings) "
-        "OR EXISTS (FROM system_level_scores) OR EXISTS (FROM domain_level_scores)"
+        "OR EXISTS (FROM given_system_scores_by_id) OR EXISTS (FROM given_domain_scores_by_id)"
     ).fetchall()[0][0]
 
 
@@ -853,15 +863,12 @@ def write_memory(con: duckdb.DuckDBPyConnection, new_items: int | None = None) -
     DuckDB keeps the pages it writes in memory up to its limit (by default 80% of the
     machine's), so the memory of a write grew with the file; under a lower limit written pages
     are let go, and joins and aggregates spill to disk. Left alone: in-memory stores (nothing to
-    let go to), stores written before ``scores`` and ``ratings`` lost their primary keys (whose
-    indexes stay in memory), and a connection whose configuration is locked.
+    let go to) and a connection whose configuration is locked.
     """
-    ((path, limit, keyed, n_items),) = con.execute(
+    ((path, limit, n_items),) = con.execute(
         """
         SELECT (SELECT path FROM duckdb_databases() WHERE database_name = current_database()),
                current_setting('memory_limit'),
-               (SELECT count(*) FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY'
-                AND schema_name = 'main' AND table_name IN ('scores', 'ratings')),
                (SELECT count(*) FROM items)
         """
     ).fetchall()
@@ -871,7 +878,7 @@ def write_memory(con: duckdb.DuckDBPyConnection, new_items: int | None = None) -
     size = re.fullmatch(r"([0-9.]+) ?([A-Za-z]+)", str(limit))
     current = float(size[1]) * _UNITS[size[2]] if size and size[2] in _UNITS else None
     cap = WRITE_MEMORY + WRITE_MEMORY_PER_ITEM * n_items
-    if not path or keyed or current is None or current <= cap:
+    if not path or current is None or current <= cap:
         yield
         return
     try:

@@ -15,9 +15,9 @@ _PACKAGE_DIR = Path(__file__).resolve().parents[1]
 _SQL_DIRS = (_PACKAGE_DIR / "sql", _PACKAGE_DIR.parent / "sql")
 SCHEMA_FILES = ("schema.sql", "views.sql")
 #: The schema this package writes (table ``store_schema``). A store without that table is schema 0.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: The migration steps: ``MIGRATIONS[k]`` takes a store from schema ``k`` to ``k + 1``.
-MIGRATIONS = ("migrate_0.sql",)
+MIGRATIONS = ("migrate_0.sql", "migrate_1.sql")
 #: The package version recorded with the schema (``store_schema.written_by``).
 PACKAGE_VERSION = metadata.version("hanna_stats")
 # A DuckDB database file has these bytes at this offset (its main header, after a checksum).
@@ -110,10 +110,15 @@ def open_store(
             )
         elif version is not None and version < SCHEMA_VERSION:
             if read_only:
+                written = (
+                    f"written by hanna_stats {written_by}"
+                    if written_by
+                    else "written before stores recorded their schema"
+                )
                 raise ValueError(
-                    f"{path}: store schema {version} (written before stores recorded their "
-                    f"schema), older than schema {SCHEMA_VERSION}: migrate the file once by "
-                    f'opening it for writing, e.g. `python -m hanna_stats sql --write --db {path} '
+                    f"{path}: store schema {version} ({written}), older than schema "
+                    f"{SCHEMA_VERSION}: migrate the file once by "
+                    f"opening it for writing, e.g. `python -m hanna_stats sql --write --db {path} "
                     '"SELECT schema_version FROM store_schema"` (or any ingest into it)'
                 )
             migrate(con, version)
@@ -148,7 +153,7 @@ def migrate(con: duckdb.DuckDBPyConnection, version: int) -> None:
     ``schema.sql`` creates the tables the store lacks; the steps of :data:`MIGRATIONS` from
     ``version`` on run in order; ``schema.sql`` runs again to create anew each table a step
     renamed to ``_hs_old_<name>``, which is refilled by column name (a column it lacked takes its
-    default) and dropped; then the views and the version are written.
+    default) and dropped; then the views (``scores_wide`` too) and the version are written.
     """
 
     def steps(con: duckdb.DuckDBPyConnection) -> None:
@@ -165,6 +170,7 @@ def migrate(con: duckdb.DuckDBPyConnection, version: int) -> None:
             con.execute(f"INSERT INTO {new} BY NAME SELECT * FROM {table}")
             con.execute(f"DROP TABLE {table}")
         _create(con)
+        refresh_scores_wide(con)
 
     _in_transaction(con, steps)
 
@@ -175,6 +181,22 @@ def _create(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(read_sql(name))
     con.execute("DELETE FROM store_schema")
     con.execute("INSERT INTO store_schema VALUES (?, ?)", [SCHEMA_VERSION, PACKAGE_VERSION])
+
+
+def refresh_scores_wide(con: duckdb.DuckDBPyConnection) -> None:
+    """(Re)create the ``scores_wide`` view from ``sql/scores_wide.sql`` and the catalogue."""
+    names = [
+        r[0] for r in con.execute("SELECT name FROM measures ORDER BY position, name").fetchall()
+    ]
+    if not names:
+        con.execute("DROP VIEW IF EXISTS scores_wide")
+        return
+    template = read_sql("scores_wide.sql")
+    con.execute(template.replace("{measure_list}", ", ".join(map(_quote_literal, names))))
+
+
+def _quote_literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 def _in_transaction(con: duckdb.DuckDBPyConnection, write) -> None:

@@ -357,7 +357,7 @@ _FORMATS = (
         "items by Story ID, systems by Model, inputs by prompt index (Story ID mod number of "
         "prompts), raters by Worker ID, ratings with work time and assignment id; texts into "
         "``inputs.text``, ``items.text`` and ``items.reference``. Where judge-slot ratings of "
-        "the same items exist, ``story_scores`` uses the worker ratings only. n_values = "
+        "the same items exist, ``item_scores`` uses the worker ratings only. n_values = "
         "ratings.",
         parse_annotations,
     ),
@@ -410,7 +410,7 @@ _FORMATS = (
         ":mod:`hanna_stats.store.wmt`): inputs are segments (``en-de:17``), items (segment, "
         "system), measures the human scores (kind ``human``, e.g. ``mqm``) and metric scores "
         "(kind ``metric``, e.g. ``BLEU-refA``): segment-level values, and the system-level ones "
-        "as given (table ``system_level_scores``). The pair is the inputs' subset "
+        "as given (table ``given_system_scores_by_id``). The pair is the inputs' subset "
         "(``inputs.subset``): a store holds the pairs of one test set, ingested one at a time, "
         "and the analyses run per pair (the default; ``--subset LP`` for one). The study is named "
         "after the folder and the pair, e.g. ``wmt23 en-de``, and after the folder, ``wmt23``, "

@@ -118,7 +118,7 @@ _VIEWS = ("_hs_t_rows", "_hs_scores_given", "_hs_ratings_given")
 _TABLES = ("_hs_t_triples", "_hs_t_items", "_hs_t_groups", "_hs_t_odd", "_hs_t_groups_n",
            "_hs_t_pairs", "_hs_t_item_index", "_hs_t_combo_index", "_hs_t_suspects",
            "_hs_systems", "_hs_inputs", "_hs_items", "_hs_measures", "_hs_raters",
-           "_hs_system_scores", "_hs_references")  # fmt: skip
+           "_hs_given_scores", "_hs_references")  # fmt: skip
 
 
 def _literal(text: str) -> str:
@@ -1006,7 +1006,7 @@ class TidyFile:
                 measures.with_row_index("position").cast({"position": pl.Int64}).to_dict(),
             ),
             "_hs_raters": b.frame(b.RATERS, {"name": raters, "kind": ["person"] * len(raters)}),
-            "_hs_system_scores": b.frame(b.SYSTEM_LEVEL),
+            "_hs_given_scores": b.frame(b.GIVEN_SCORES),
             "_hs_references": b.frame(b.REFERENCES),
         }
         for table, df in frames.items():

@@ -62,7 +62,7 @@ pairs of another test set, is refused whatever ``extend`` and ``replace`` say):
   first, each kind ordered by name;
 - a value is one line of a ``.seg.score`` file (an item's score); ``None`` is stored as missing;
 - a **system-level value** is one line of a ``.sys.score`` file, stored as given (table
-  ``system_level_scores``; ``None`` missing): WMT's system-level scores are in general not the
+  ``given_system_scores_by_id``; ``None`` missing): WMT's system-level scores are in general not the
   mean of the segment scores (corpus BLEU, z-normalised DA, MQM over the rated segments), so the
   store keeps them beside the items, and ``correlate --system-scores given`` correlates them
   (the default, ``mean``, takes a system's value as the mean of its items).
@@ -73,7 +73,7 @@ reference.
 
 - a **domain-level value** is one line ``DOMAIN SYSTEM SCORE`` of a ``.domain.score`` file
   (``human-scores/LP.NAME.domain.score``, ``metric-scores/LP/METRIC-REF.domain.score``), stored
-  as given (table ``domain_level_scores``, view ``given_domain_scores``); its domain must be
+  as given (table ``given_domain_scores_by_id``, view ``given_domain_scores``); its domain must be
   one of ``documents/LP.docs`` when that file is there.
 
 Document-level score files (``.doc.score``), ``metadata/`` and ``*.rating`` files are not
@@ -601,8 +601,8 @@ def parse_test_set(ts: TestSetSource) -> b.Batch:
         ratings=b.frame(b.RATINGS),
         replace_measures=False,
         relative_positions=True,
-        system_scores=b.frame(
-            b.SYSTEM_LEVEL,
+        given_scores=b.frame(
+            b.GIVEN_SCORES,
             [
                 (system, measure, v, domain, lp)
                 for measure, by in given

@@ -1,7 +1,7 @@
 """agreement() on the store: HANNA judge slots, identified raters, stores without ratings.
 
 The paper's Tab. 3 (ICC2k) does not reproduce from the public judge slots (see
-``hanna_stats.analyses.ratings.agreement``, Notes); the public-data values are checked against
+``hanna_stats.analyses.agreements.agreement``, Notes); the public-data values are checked against
 pingouin's ``intraclass_corr`` on the same ratings (slot = rater), with the reasons they differ
 from Tab. 3.
 """
@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 import pytest
 
-from hanna_stats.analyses.ratings import AGREEMENT_SCHEMA, agreement
+from hanna_stats.analyses.agreements import AGREEMENT_SCHEMA, agreement
 from hanna_stats.kernels.agreement import intraclass_corr, krippendorff_alpha
 from hanna_stats.store import build_hanna_store, ingest, load_study, open_store
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from hanna_stats.analyses.significance import bootstrap_pair_labels, bootstrap_pairs
-from hanna_stats.kernels.pairs import paired_bootstrap, weighted_f1, win_threshold
+from hanna_stats.kernels.system_pairs import paired_bootstrap, weighted_f1, win_threshold
 
 
 def brute_force(X, indices, alpha):

@@ -24,10 +24,10 @@ import pytest
 import scipy.stats as ss
 from statsmodels.stats.multitest import multipletests
 
-from hanna_stats import cli
 from hanna_stats.analyses.correlations import SCHEMA, correlate
 from hanna_stats.analyses.significance import williams
 from hanna_stats.cli import main
+from hanna_stats.cli import run as cli_run
 
 CRITERIA = ["Relevance", "Coherence", "Empathy", "Surprise", "Engagement", "Complexity"]
 
@@ -264,7 +264,7 @@ def test_cli_correlate_prints_pvalues(hanna_dir, hanna_study, capsys, monkeypatc
     assert df["statistic"].to_list() == pytest.approx(api["statistic"].to_list(), abs=1e-15)
     assert df["pvalue"].to_list() == pytest.approx(api["pvalue"].to_list(), rel=1e-15)
     assert ((df["pvalue"] > 0) & (df["pvalue"] < 1)).all() and set(df["n"]) == {10}
-    monkeypatch.setattr(cli, "_study", lambda args: hanna_study)
+    monkeypatch.setattr(cli_run, "study_of", lambda args: hanna_study)
     # Kendall (the default) at system level: Complexity's tied means have no exact p-value.
     assert main([*args, "--pvalue-method", "exact"]) == 2
     err = capsys.readouterr().err
@@ -277,7 +277,7 @@ def test_cli_correlate_prints_pvalues(hanna_dir, hanna_study, capsys, monkeypatc
 @pytest.fixture
 def cli_study(hanna_study, monkeypatch):
     """The CLI on the session's HANNA study (no rebuild per command)."""
-    monkeypatch.setattr(cli, "_study", lambda args: hanna_study)
+    monkeypatch.setattr(cli_run, "study_of", lambda args: hanna_study)
     return hanna_study
 
 

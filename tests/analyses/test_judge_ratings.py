@@ -86,7 +86,7 @@ def test_policies_on_per_try_answers(tries_file, policy):
     assert human["policy"] == "error" and human["n_values"] == 4 and human["n_below"] == 0
     # An item's value is the mean of its tries with a score.
     values = dict(
-        con.sql("SELECT item, value FROM story_scores WHERE measure = 'J Fluency'").fetchall()
+        con.sql("SELECT item, value FROM item_scores WHERE measure = 'J Fluency'").fetchall()
     )
     for item, scores in zip("ab", want, strict=True):
         present = [v for v in scores if v is not None]
@@ -130,7 +130,7 @@ def test_item_level_values_are_checked_on_bounds_only(tmp_path):
     ]
     con = open_store()
     ingest(con, write_csv(tmp_path / "good.csv", good, header), format="tidy")
-    assert sorted(con.sql("SELECT value FROM story_scores").fetchall()) == [(2.5,), (5.0,)]
+    assert sorted(con.sql("SELECT value FROM item_scores").fetchall()) == [(2.5,), (5.0,)]
     bad = [*good[:1], ("b", "p", "t", "Q", 5.5, "", "", "", "")]
     with pytest.raises(InputError, match=r"row 2.*value 5\.5"):
         ingest(open_store(), write_csv(tmp_path / "bad.csv", bad, header), format="tidy")

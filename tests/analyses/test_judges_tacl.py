@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 
 from hanna_stats.analyses import judge_criteria, rater_panel, williams_all
-from hanna_stats.analyses.judges import HUMAN_RATER, MEAN_ABS
+from hanna_stats.analyses.correlations import HUMAN_RATER, MEAN_ABS
 from hanna_stats.kernels import adjust_pvalues
 
 CRITERIA = ("Relevance", "Coherence", "Empathy", "Surprise", "Engagement", "Complexity")

@@ -255,7 +255,7 @@ def test_report_names_the_item_level_by_the_study_word(tidy_file, tmp_path):
     assert "Distributions of summary-level ratings per system" in text
     assert "metrics that rank summaries alike" in text
     assert "Top 15 metrics by Borda count, summary level" in text
-    assert "level <code>summary</code>" in text  # the Williams settings
+    assert "levels <code>summary</code>" in text  # the Williams settings
     assert not re.search(r"[Ss]tory[- ]level", text)
     for table in ("correlations", "borda", "williams", "judge_criteria"):
         levels = set(pl.read_csv(tables / f"{table}.csv")["level"])

@@ -19,7 +19,7 @@ import pytest
 from scipy import stats
 
 from hanna_stats.analyses import nominal_agreement
-from hanna_stats.analyses.nominal import NOMINAL_AGREEMENT_SCHEMA
+from hanna_stats.analyses.agreements import NOMINAL_AGREEMENT_SCHEMA
 from hanna_stats.kernels import cohen_kappa, fleiss_kappa, gwet_ac, krippendorff_alpha
 from hanna_stats.store import ingest, load_study, open_store
 

@@ -1,4 +1,4 @@
-"""The analyses' face: the Selection and its memo keys, results that record their settings,
+"""The analyses' face: the Selection and its memo keys, the record of the analyses called,
 ``dir()`` of the analyses, clusters with their p-values, fixed tie thresholds."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 import hanna_stats.analyses as an
-from hanna_stats.analyses import Result, Selection
+from hanna_stats.analyses import AnalysisCall, Selection, analysis_calls
 from hanna_stats.kernels import TIE_RTOL
 from hanna_stats.vocabulary import DEFAULTS
 
@@ -22,21 +22,21 @@ def test_dir_lists_every_analysis_without_importing_it():
     assert {"correlate", "williams", "metric_clusters", "nominal_agreement"} <= set(listed)
 
 
-def test_selection_is_checked_and_canonical():
-    s = Selection(level="segment", method="spearman", variant="c", kinds=["metric"])
+def test_selection_is_canonical_and_the_analysis_checks_its_options(hanna_study):
+    s = Selection(method="spearman", variant="c", kinds=("metric",))
     assert (s.level, s.variant, s.kinds) == ("item", "b", ("metric",))
     assert s.key("x") == Selection(method="spearman").key("x")
     assert s.key("x") != s.replace(level="system").key("x")
     for bad, words in [
         ({"level": "doc"}, "level must be one of"),
-        ({"method": "tau"}, "coefficient must be one of"),
+        ({"method": "tau"}, "method must be one of"),
         ({"kinds": "metric"}, "kinds must be a non-empty tuple"),
         ({"include_human": "yes"}, "include_human must be True or False"),
         ({"system_scores": "given"}, "system_scores='given' is for level='system'"),
-        ({"level": "system", "group_by": "system"}, "group_by='system' needs level='item'"),
+        ({"level": "system", "group_by": "system"}, "group_by and weighting apply to the item"),
     ]:
         with pytest.raises(ValueError, match=words):
-            Selection(**bad)
+            an.correlate(hanna_study, **bad)
 
 
 def test_selection_defaults_are_the_vocabulary_defaults():
@@ -45,16 +45,23 @@ def test_selection_defaults_are_the_vocabulary_defaults():
             assert parameter.default == DEFAULTS[name], name
 
 
-def test_results_record_their_settings(hanna_study):
-    res = an.correlate(hanna_study, level="story", group_by="system", weighting="count")
-    assert isinstance(res, Result) and isinstance(res, pl.DataFrame)
-    assert res.analysis == "correlate"
-    assert res.settings["level"] == "story"  # as given; the rows say item
-    assert (res.settings["group_by"], res.settings["weighting"]) == ("system", "count")
-    assert res.settings["method"] == DEFAULTS["method"]
+def test_analysis_calls_record_their_settings(hanna_study):
+    with analysis_calls() as calls:
+        res = an.correlate(hanna_study, level="story", group_by="system", weighting="count")
+        with analysis_calls() as inner:  # blocks nest: the outer one records these too
+            an.borda(hanna_study)  # calls correlate inside: one call, borda's
+    assert type(res) is pl.DataFrame
+    assert [call.name for call in calls] == ["correlate", "borda"]
+    assert inner == calls[1:] and isinstance(calls[0], AnalysisCall)
+    settings = calls[0].settings
+    assert settings["level"] == "story"  # as given; the rows say item
+    assert (settings["group_by"], settings["weighting"]) == ("system", "count")
+    assert settings["method"] == DEFAULTS["method"]
+    assert settings["subsets"] == DEFAULTS["subsets"]
     assert set(res["level"]) == {"item"}
     plain = an.correlate(hanna_study, level="item", group_by="system", weighting="count")
-    assert res.equals(plain)  # a plain frame's operations work and compare as frames
+    assert res.equals(plain)
+    assert len(calls) == 2  # a call after the block is not recorded
 
 
 def test_bootstrap_with_a_seed_is_shared_and_without_one_is_fresh(hanna_study):

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 from scipy import stats
 
-from hanna_stats.analyses.ratings import SYSTEM_MEANS_SCHEMA, system_means
+from hanna_stats.analyses.overview import SYSTEM_MEANS_SCHEMA, system_means
 from hanna_stats.store import build_hanna_store, ingest, load_study, open_store
 
 COLUMNS = ["Relevance", "Coherence", "Empathy", "Surprise", "Engagement", "Complexity", "Average"]

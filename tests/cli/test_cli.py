@@ -10,7 +10,7 @@ import sys
 import polars as pl
 import pytest
 
-from hanna_stats.cli import _parser, main
+from hanna_stats.cli import build_parser, main
 
 SUBCOMMANDS = [
     "fetch-data",
@@ -21,6 +21,7 @@ SUBCOMMANDS = [
     "topk",
     "williams",
     "bootstrap-pairs",
+    "bootstrap-pair-labels",
     "ci",
     "permutation",
     "agreement",
@@ -41,7 +42,7 @@ def test_module_help_lists_every_subcommand():
 @pytest.mark.parametrize("name", SUBCOMMANDS)
 def test_each_subcommand_has_help(name, capsys):
     with pytest.raises(SystemExit) as exit_:
-        _parser().parse_args([name, "--help"])
+        build_parser().parse_args([name, "--help"])
     assert exit_.value.code == 0
     assert "usage:" in capsys.readouterr().out
 

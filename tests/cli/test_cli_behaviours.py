@@ -13,7 +13,7 @@ from scipy import stats
 from test_store_subsets import LPS, PAIRS, make_pairs
 
 from hanna_stats import progress
-from hanna_stats.analyses import correlate
+from hanna_stats.analyses import analysis_calls, correlate
 from hanna_stats.cli import main
 from hanna_stats.store import load_study, open_store
 
@@ -114,8 +114,10 @@ def test_several_subsets_are_analysed_each_on_its_own_by_default(pairs_db, capsy
     con = open_store(pairs_db, read_only=True)
     study = load_study(con)
     con.close()
-    stacked = correlate(study, level="system", method="pearson")
-    assert stacked.columns[0] == "subset" and stacked.settings["subsets"] == "each"
+    with analysis_calls() as calls:
+        stacked = correlate(study, level="system", method="pearson")
+    assert stacked.columns[0] == "subset" and calls[0].settings["subsets"] == "each"
+    assert len(calls) == 1  # one call, though it ran once per subset
     assert list(dict.fromkeys(stacked["subset"])) == list(LPS)
     for lp in LPS:
         mine = stacked.filter(stacked["subset"] == lp).drop("subset")

@@ -142,11 +142,11 @@ def test_closed_pipe_is_quiet(db):
     assert result.stdout == "measure,against,level,method,variant,statistic,n,n_groups,n_skipped\n"
     assert result.stderr == ""
     result = _pipe_to_head(
-        ["sql", "--db", db, "--format", "csv", "SELECT item, measure, value FROM story_scores"]
+        ["sql", "--db", db, "--format", "csv", "SELECT item, measure, value FROM item_scores"]
     )
     assert result.stdout == "item,measure,value\n" and result.stderr == ""
     # The table format: this one used to end with "error: [Errno 32] Broken pipe".
-    result = _pipe_to_head(["sql", "--db", db, "SELECT item, measure, value FROM story_scores"])
+    result = _pipe_to_head(["sql", "--db", db, "SELECT item, measure, value FROM item_scores"])
     assert result.stdout.split() == ["item", "measure", "value"] and result.stderr == ""
 
 
@@ -160,7 +160,7 @@ def test_closed_pipe_table_format_is_quiet(db):
             "sql",
             "--db",
             str(db),
-            "SELECT item, measure, value FROM story_scores",
+            "SELECT item, measure, value FROM item_scores",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -1,42 +1,35 @@
-"""The command line's face: every option has help and a shown default, choices and defaults come
-from hanna_stats.vocabulary, and the table of defaults (docs/command-line.md) says what the
-command line and the analyses do."""
+"""The command line's face: every option has help and a shown default, and an analysis command's
+options are its function's keywords, with the function's defaults and the choices of its
+annotations (read here from the function, never from a copy)."""
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import inspect
 import re
+import subprocess
+import sys
+import types
+import typing
 from pathlib import Path
 
 import pytest
 
-from hanna_stats import analyses, cli
+from hanna_stats import analyses, vocabulary
+from hanna_stats.cli import build_parser
+from hanna_stats.cli.commands import ANALYSES, NOT_COMMANDS, commands
+from hanna_stats.cli.options import CLI_ARGUMENTS, OPTIONS, PYTHON_ONLY, shown
 from hanna_stats.vocabulary import DEFAULTS, WORDS
 
-DEFAULTS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "command-line.md"
-COMMANDS = {command.name: command for command in cli._commands()}
-#: The rater analyses (agreement, system_means, ...: their ``kinds`` are rated kinds, annotated
-#: ``RatedKind``): they keep the human-written stories, which the raters rated like the systems'
-#: ones (the table of defaults' include_human row says so).
-RATER_FUNCTIONS = {
-    name
-    for name in analyses.__all__
-    if inspect.isfunction(getattr(analyses, name))
-    and "RatedKind" in str(inspect.signature(getattr(analyses, name)).parameters.get("kinds", ""))
-}
-RATER_COMMANDS = {
-    c.name for c in COMMANDS.values() if c.function and c.function.split(":")[1] in RATER_FUNCTIONS
-}
-#: Descriptions of the data (no analysis option): every story, the human-written ones too.
-OVERVIEW_FUNCTIONS = {"criterion_values", "measure_values"}
-#: An option whose None default means "not asked for": correlate adds Fisher intervals only
-#: with --confidence (the table of defaults' confidence_level row says so).
-OPTIONAL = {("correlate", "confidence")}
+REPO = Path(__file__).resolve().parents[2]
+DEFAULTS_PAGE = REPO / "docs" / "command-line.md"
+COMMANDS = {command.name: command for command in commands()}
+ANALYSIS_COMMANDS = {name: c for name, c in COMMANDS.items() if c.function is not None}
 
 
 def _subparsers() -> dict[str, argparse.ArgumentParser]:
-    parser = cli._parser()
+    parser = build_parser()
     action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     for sub in action.choices.values():
         sub.format_help()  # builds its options
@@ -47,7 +40,7 @@ def _options(parser: argparse.ArgumentParser) -> list[argparse.Action]:
     return [a for a in parser._actions if not isinstance(a, argparse._HelpAction)]
 
 
-def test_every_subcommand_is_in_the_table():
+def test_every_subcommand_is_a_command():
     assert set(_subparsers()) == set(COMMANDS)
 
 
@@ -59,6 +52,7 @@ def test_every_option_has_help_and_a_shown_default(name):
     for action in actions:
         label = action.option_strings[0] if action.option_strings else action.dest
         assert action.help and len(action.help) > 15, (name, label)
+        assert ":func:" not in action.help and "``" not in action.help, (name, label)
         if action.required:
             continue
         assert action.help.count("(default: ") == 1, (name, label, action.help)
@@ -66,27 +60,26 @@ def test_every_option_has_help_and_a_shown_default(name):
         if isinstance(action, argparse._StoreTrueAction | argparse._StoreConstAction):
             assert action.help.endswith("(default: off)"), (name, label)
         elif action.default is not None and not isinstance(action.default, list):
-            assert action.help.endswith(f"(default: {cli.shown(action.default)})"), (name, label)
+            assert action.help.endswith(f"(default: {shown(action.default)})"), (name, label)
     text = parser.format_help()  # argparse's % formatting accepts every help text
     assert "(default: " in text
 
 
 def test_top_level_options_have_help():
-    parser = cli._parser()
+    parser = build_parser()
     for action in _options(parser):
         assert action.help, action.dest
 
 
 def test_shown_defaults():
-    assert cli.shown(None) == "none"
-    assert cli.shown(False) == "off" and cli.shown(True) == "on"
-    assert cli.shown(("metric", "llm-judge")) == "metric,llm-judge"
-    assert cli.shown(()) == "none"
-    assert cli.shown(0.95) == "0.95" and cli.shown("item") == "item"
+    assert shown(None) == "none"
+    assert shown(False) == "off" and shown(True) == "on"
+    assert shown(("metric", "llm-judge")) == "metric,llm-judge"
+    assert shown(()) == "none" and shown(range(4, 11)) == "4-10"
+    assert shown(0.95) == "0.95" and shown("item") == "item"
 
 
 def test_choices_come_from_the_vocabulary():
-    assert cli.CHOICES is WORDS
     seen = set()
     for name, parser in _subparsers().items():
         for action in _options(parser):
@@ -101,100 +94,131 @@ def test_choices_come_from_the_vocabulary():
     assert {"level_word", "method", "coefficient", "alternative", "correction", "format"} <= seen
 
 
-def _word(command: str, dest: str) -> str | None:
-    """The vocabulary word whose default option ``dest`` of ``command`` takes."""
-    if dest == "kinds":
-        return "rated_kinds" if command in RATER_COMMANDS else "kinds"
-    if dest == "confidence":
-        return "confidence_level"
-    return dest if dest in DEFAULTS else None
+# --------------------------------------------------------------------------- one copy
 
 
-def _expected(word: str, where: str) -> object:
-    """The default of ``word`` for a command or function named ``where``."""
-    if word == "include_human" and where in RATER_COMMANDS | RATER_FUNCTIONS | OVERVIEW_FUNCTIONS:
-        return True
-    return DEFAULTS[word]
+def _function(command):
+    return getattr(analyses, command.function)
 
 
-@pytest.mark.parametrize("name", sorted(COMMANDS))
-def test_option_defaults_are_the_vocabulary_defaults(name):
-    checked = 0
-    for action in _options(_subparsers()[name]):
-        word = _word(name, action.dest)
-        if word is None or (name, action.dest) in OPTIONAL:
+def _hint(function, annotation):
+    """The type a parameter's annotation names, read from the function's own module."""
+    namespace = {**vars(typing), **vars(vocabulary), **inspect.unwrap(function).__globals__}
+    hint = eval(annotation, namespace) if isinstance(annotation, str) else annotation
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        kept = [a for a in typing.get_args(hint) if a is not type(None)]
+        hint = kept[0] if len(kept) == 1 else hint
+    return hint
+
+
+@pytest.mark.parametrize("name", sorted(ANALYSIS_COMMANDS))
+def test_options_are_the_keywords_with_the_functions_defaults_and_choices(name):
+    command = ANALYSIS_COMMANDS[name]
+    function = _function(command)
+    actions = {a.dest: a for a in _options(_subparsers()[name])}
+    overrides = ANALYSES[command.function].overrides if command.function in ANALYSES else {}
+    parameters = list(inspect.signature(function).parameters.values())[1:]
+    assert parameters, name
+    for parameter in parameters:
+        if parameter.name in PYTHON_ONLY:
+            assert parameter.name not in actions
             continue
-        if word == "format" and tuple(action.choices or ()) != WORDS["format"]:
-            continue  # ingest --format: the format of the files read
+        if parameter.name in CLI_ARGUMENTS:
+            assert CLI_ARGUMENTS[parameter.name].dest in actions, (name, parameter.name)
+            continue
+        assert parameter.name in OPTIONS or parameter.name in overrides, (name, parameter.name)
+        action = actions[parameter.name]
+        if parameter.default is parameter.empty:
+            assert action.required, (name, parameter.name)
+            continue
         default = action.default
         if isinstance(action, argparse._StoreFalseAction):
-            default = True  # --no-human: the stories are kept unless given
-        assert default == _expected(word, name), (name, action.dest)
-        checked += 1
-    assert checked or name in {"fetch-data", "ingest"}
+            default = True  # --no-human: kept unless given
+        assert default == parameter.default, (name, parameter.name)
+        hint = _hint(function, parameter.annotation)
+        if typing.get_origin(hint) is typing.Literal:
+            assert tuple(action.choices) == typing.get_args(hint), (name, parameter.name)
+        elif typing.get_origin(hint) is tuple and typing.get_origin(typing.get_args(hint)[0]):
+            allowed = typing.get_args(typing.get_args(hint)[0])
+            assert action.type(",".join(allowed)) == allowed, (name, parameter.name)
+            with pytest.raises(argparse.ArgumentTypeError, match="invalid choice: 'nope'"):
+                action.type(f"{allowed[0]},nope")
 
 
-def _public_functions():
+def test_every_public_analysis_is_a_command_or_says_why_not():
+    named = {c.function for c in ANALYSIS_COMMANDS.values()}
     for name in analyses.__all__:
-        function = getattr(analyses, name)
-        if inspect.isfunction(function) and inspect.signature(function).parameters:
-            yield name, function
-
-
-@pytest.mark.parametrize("name", [n for n, _ in _public_functions()])
-def test_analysis_defaults_are_the_vocabulary_defaults(name):
-    function = getattr(analyses, name)
-    for keyword, parameter in inspect.signature(function).parameters.items():
-        if parameter.default is inspect.Parameter.empty:
+        if name[0].isupper():  # a class
             continue
-        word = _word("agreement" if name in RATER_FUNCTIONS else name, keyword)
-        if word is None or (name == "correlate" and keyword == "confidence"):
-            continue
-        default = parameter.default
-        expected = _expected(word, name)
-        if isinstance(expected, tuple):
-            default = tuple(default)
-        assert default == expected, (name, keyword, default, expected)
+        assert (name in named) != (name in NOT_COMMANDS), name
+        if name in named:  # an analysis of a study, the data first
+            first = next(iter(inspect.signature(getattr(analyses, name)).parameters.values()))
+            assert first.annotation in ("Study", "Study | None"), name
+    assert set(ANALYSES) <= named and set(NOT_COMMANDS) <= set(analyses.__all__)
+    assert all(len(reason.split()) >= 6 for reason in NOT_COMMANDS.values())
 
 
-def _readme_table() -> dict[str, list[str]]:
-    """The table of defaults (docs/command-line.md): word -> its cells."""
-    text = DEFAULTS_PAGE.read_text(encoding="utf-8")
-    section = text.split("### Defaults", 1)[1]
+def test_a_command_without_an_entry_takes_its_help_from_the_docstring_unimported():
+    code = (
+        "import sys\n"
+        "from hanna_stats.cli.commands import docstring_summary\n"
+        "print(docstring_summary('spa'))\n"
+        "print(sorted({'numpy', 'polars', 'hanna_stats.analyses.accuracy'} & set(sys.modules)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    summary, imported = out.stdout.splitlines()
+    assert summary.startswith("Soft pairwise accuracy of every automatic measure with every ")
+    assert "``" not in summary and imported == "[]"
+
+
+def test_every_option_text_is_used():
+    used = {a.dest for c in COMMANDS.values() for a in c.arguments()}
+    assert set(OPTIONS) <= used, set(OPTIONS) - used
+
+
+# --------------------------------------------------------------------------- the page
+
+
+def _hooks():
+    pytest.importorskip("mkdocs", reason="docs/hooks.py needs the docs extra")
+    spec = importlib.util.spec_from_file_location("hooks", REPO / "docs" / "hooks.py")
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    return hooks
+
+
+def test_the_page_shows_every_option_of_the_analyses_with_its_default():
+    hooks = _hooks()
+    assert hooks.OPTIONS_MARKER in DEFAULTS_PAGE.read_text(encoding="utf-8")
+    rows = [line.split(" | ") for line in hooks.options_table().splitlines()]
+    for command in [*ANALYSIS_COMMANDS.values(), COMMANDS["report"], COMMANDS["user-study"]]:
+        for argument in command.arguments():
+            if argument.keyword:
+                shown = argument.default_text()
+                assert any(
+                    row[0] == f"| `{argument.flags[0]}`"
+                    and row[1] == ("required" if shown is None else f"`{shown}`")
+                    and row[2].startswith(f"`{argument.dest}")
+                    and f"`{command.name}`" in row[3]
+                    for row in rows
+                ), (command.name, argument.flags[0])
+
+
+def _why_table() -> dict[str, str]:
+    """The reasons of the defaults (docs/command-line.md): word -> why."""
+    section = DEFAULTS_PAGE.read_text(encoding="utf-8").split("### Why these defaults", 1)[1]
     rows = {}
     for line in section.splitlines():
-        if not line.startswith("| `"):
-            if rows and not line.startswith("|"):
-                break
-            continue
-        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))]
-        word = re.fullmatch(r"`([a-z_]+)`", cells[0]).group(1)
-        rows[word] = cells
+        if line.startswith("| `"):
+            word, why = (c.strip() for c in line.strip().strip("|").split("|", 1))
+            rows[re.fullmatch(r"`([a-z_]+)`", word).group(1)] = why
+        elif rows and not line.startswith("|"):
+            break
     return rows
 
 
-def test_readme_table_of_defaults():
-    rows = _readme_table()
+def test_the_page_says_why_of_every_default():
+    rows = _why_table()
     assert set(rows) == set(DEFAULTS)
-    for word, cells in rows.items():
-        assert len(cells) == 5, word
-        shown = re.match(r"`([^`]*)`", cells[3]).group(1)
-        assert shown == cli.shown(DEFAULTS[word]), word
-        assert len(cells[4].split()) >= 8, f"{word}: say why"
-        if word != "format":
-            python = re.findall(r"`([a-z_]+)=`", cells[2])
-            assert python, word
-    # the options the table names are the command line's
-    flags = {f for p in _subparsers().values() for a in _options(p) for f in a.option_strings}
-    for word, cells in rows.items():
-        for flag in re.findall(r"`(--[a-z-]+)`", cells[1]):
-            assert flag in flags, (word, flag)
-
-
-def test_readme_shows_the_help_defaults():
-    # What --help says is what the table says: one rendering (cli.shown) for both.
-    rows = _readme_table()
-    help_text = _subparsers()["correlate"].format_help()
-    for word in ("level", "method", "variant", "nan_policy", "kinds"):
-        shown = re.match(r"`([^`]*)`", rows[word][3]).group(1)
-        assert f"(default: {shown})" in " ".join(help_text.split())
+    for word, why in rows.items():
+        assert len(why.split()) >= 8, f"{word}: say why"

@@ -1,52 +1,29 @@
-"""The command table: each subcommand's options map onto its function's keywords, with the
-function's defaults and the choices the analyses define."""
+"""The analysis commands: each option reaches its function as the keyword of its name, and a
+new analysis is a command without a line of the command line written for it."""
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import inspect
 import io
+import sys
+import types
 
 import polars as pl
 import pytest
 
-from hanna_stats import cli
-from hanna_stats.cli import main
-
-ANALYSES = [c for c in cli._commands() if c.function is not None]
-
-
-def _function(target):
-    module, name = target.split(":")
-    return getattr(importlib.import_module(f"hanna_stats.analyses.{module}"), name)
+from hanna_stats import analyses
+from hanna_stats.analyses._common import analysis
+from hanna_stats.cli import build_parser, main, run
+from hanna_stats.study import Study
+from hanna_stats.vocabulary import Correction, Kind, LevelWord
 
 
-def _defaults(command):
-    parser = cli._parser()
-    required = {
-        name: ["--criterion", "EM"]
-        for name in ("williams", "permutation", "calibrated-permutation", "clusters")
-    }
-    return parser.parse_args([command.name, *required.get(command.name, [])])
-
-
-@pytest.mark.parametrize("command", ANALYSES, ids=lambda c: c.name)
-def test_options_are_keywords_with_the_functions_defaults(command):
-    function = _function(command.function)
-    parameters = inspect.signature(function).parameters
-    args = _defaults(command)
-    keywords = command.keywords(args)
-    assert set(keywords) <= {
-        name for name, p in parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY
-    }
-    for name, value in keywords.items():
-        default = parameters[name].default
-        if default is inspect.Parameter.empty:  # required (--criterion)
-            continue
-        if name == "ks":
-            value, default = list(value), list(default)
-        assert value == default, (command.name, name)
+def _subparser(name):
+    parser = build_parser()
+    action = next(a for a in parser._actions if hasattr(a, "choices") and name in (a.choices or {}))
+    sub = action.choices[name]
+    sub.format_help()  # builds its options
+    return sub
 
 
 def test_choices_come_from_the_vocabulary():
@@ -58,29 +35,23 @@ def test_choices_come_from_the_vocabulary():
     assert tuple(args["variant"].choices) == WORDS["variant"]
     assert tuple(args["nan_policy"].choices) == WORDS["nan_policy"]
     assert tuple(args["against"].choices) == WORDS["against"]
-    for name in cli.CHOICES:
-        assert cli.choices(name) == WORDS[name]
-
-
-def _subparser(name):
-    parser = cli._parser()
-    action = next(a for a in parser._actions if hasattr(a, "choices") and name in (a.choices or {}))
-    sub = action.choices[name]
-    sub.format_help()  # builds its options
-    return sub
 
 
 def test_report_options_are_its_settings():
     from hanna_stats.reports import ReportSettings
 
-    command = next(c for c in cli._commands() if c.name == "report")
-    args = cli._parser().parse_args(["report"])
-    assert command.keywords(args) == dataclasses.asdict(ReportSettings())
+    args = build_parser().parse_args(["report"])
+    assert run.keywords_of(args) == {
+        f.name: getattr(ReportSettings(), f.name) for f in dataclasses.fields(ReportSettings)
+    }
 
 
 class _Recorder:
-    def __init__(self):
+    """Records its calls; its signature is the analysis' it replaces (``__wrapped__``)."""
+
+    def __init__(self, original):
         self.calls = []
+        self.__wrapped__ = original
 
     def __call__(self, study, **kwargs):
         self.calls.append((study, kwargs))
@@ -107,7 +78,7 @@ class _Recorder:
                 "--kinds",
                 "metric,llm-judge",
             ],
-            "correlations:correlate",
+            "correlate",
             dict(
                 level="global",
                 method="acc_eq",
@@ -125,7 +96,7 @@ class _Recorder:
         ),
         (
             ["correlate", "--level", "system", "--system-scores", "given"],
-            "correlations:correlate",
+            "correlate",
             dict(
                 level="system",
                 method="kendall",
@@ -143,7 +114,7 @@ class _Recorder:
         ),
         (
             ["borda", "--level", "system", "--ties", "min"],
-            "rankings:borda",
+            "borda",
             dict(
                 level="system",
                 ties="min",
@@ -154,7 +125,7 @@ class _Recorder:
         ),
         (
             ["topk", "--ks", "4,6", "--level", "story", "--method", "kendall"],
-            "rankings:topk",
+            "topk",
             dict(
                 ks=[4, 6],
                 level="story",
@@ -182,7 +153,7 @@ class _Recorder:
                 "--family",
                 "pair",
             ],
-            "significance:williams",
+            "williams",
             dict(
                 criterion="EM",
                 level="story",
@@ -209,17 +180,17 @@ class _Recorder:
                 "holm",
                 "--include-human",
             ],
-            "judges:judge_williams",
+            "judge_williams",
             dict(level="global", method="pearson", n=50, correction="holm", include_human=True),
         ),
         (
             ["bootstrap-pairs", "--resamples", "10", "--alpha", "0.1", "--seed", "3"],
-            "significance:bootstrap_pairs",
+            "bootstrap_pairs",
             dict(resamples=10, alpha=0.1, seed=3, include_human=False, kinds=("metric",)),
         ),
         (
-            ["bootstrap-pairs", "--labels", "--seed", "4"],
-            "significance:bootstrap_pair_labels",
+            ["bootstrap-pair-labels", "--seed", "4"],
+            "bootstrap_pair_labels",
             dict(resamples=1000, alpha=0.05, seed=4, include_human=False, kinds=("metric",)),
         ),
         (
@@ -240,7 +211,7 @@ class _Recorder:
                 "--seed",
                 "5",
             ],
-            "resampling:correlation_ci",
+            "correlation_ci",
             dict(
                 level="system",
                 method="pearson",
@@ -249,7 +220,9 @@ class _Recorder:
                 confidence=0.9,
                 ci_method="bca",
                 seed=5,
+                against="criteria",
                 include_human=False,
+                variant="b",
                 kinds=("metric",),
             ),
         ),
@@ -273,7 +246,7 @@ class _Recorder:
                 "--seed",
                 "6",
             ],
-            "resampling:permutation_test",
+            "permutation_test",
             dict(
                 criterion="CX",
                 level="global",
@@ -284,6 +257,7 @@ class _Recorder:
                 stop_alpha=0.05,
                 seed=6,
                 include_human=False,
+                variant="b",
                 kinds=("metric",),
             ),
         ),
@@ -299,7 +273,7 @@ class _Recorder:
                 "0.9",
                 "--no-human",
             ],
-            "ratings:agreement",
+            "agreement",
             dict(
                 measures=["EM", "CX"],
                 kinds=("human", "llm-judge"),
@@ -309,12 +283,12 @@ class _Recorder:
         ),
         (
             ["system-means", "--confidence", "0.99"],
-            "ratings:system_means",
+            "system_means",
             dict(measures=None, kinds=("human",), confidence=0.99, include_human=True),
         ),
         (
             ["calibrate", "--level", "system", "--statistic", "tau_eq", "--group-by", "system"],
-            "meta_eval:calibrated_accuracy",
+            "calibrated_accuracy",
             dict(
                 level="system",
                 statistic="tau_eq",
@@ -337,7 +311,7 @@ class _Recorder:
                 "--alpha",
                 "0.1",
             ],
-            "meta_eval:metric_clusters",
+            "metric_clusters",
             dict(
                 criterion="EM",
                 level="system",
@@ -347,6 +321,7 @@ class _Recorder:
                 alpha=0.1,
                 system_scores="mean",
                 include_human=False,
+                variant="b",
                 kinds=("metric",),
             ),
         ),
@@ -354,11 +329,11 @@ class _Recorder:
     ids=lambda v: v[0] if isinstance(v, list) else None,
 )
 def test_options_reach_the_function(argv, target, expected, monkeypatch, capsys):
-    module, name = target.split(":")
-    recorder = _Recorder()
-    monkeypatch.setattr(importlib.import_module(f"hanna_stats.analyses.{module}"), name, recorder)
-    monkeypatch.setattr(cli, "_study", lambda args: "the study")
-    monkeypatch.setattr(cli, "_note_left_out", lambda study, keywords: None)
+    original = getattr(analyses, target)
+    recorder = _Recorder(original)
+    monkeypatch.setattr(sys.modules[original.__module__], target, recorder)
+    monkeypatch.setattr(run, "study_of", lambda args: "the study")
+    monkeypatch.setattr(run, "note_left_out", lambda study, keywords: None)
     assert main([*argv, "--format", "csv"]) == 0
     assert capsys.readouterr().out == "x\n1\n"
     assert recorder.calls == [("the study", {**expected, "subsets": "each"})]
@@ -381,3 +356,81 @@ def test_correlate_variant_gives_its_rows(hanna_dir, capsys):
     assert df.height == 72 * 6
     assert set(df["variant"]) == {"c"} and set(df["method"]) == {"kendall"}
     assert set(df["level"]) == {"system"}
+
+
+# --------------------------------------------------------------------------- a new analysis
+
+
+@analysis
+def spread(
+    study: Study,
+    *,
+    level: LevelWord = "system",
+    kinds: tuple[Kind, ...] = ("metric",),
+    correction: Correction | None = None,
+    seed: int | None = 0,
+    include_human: bool = False,
+) -> pl.DataFrame:
+    """Spread of the measures' values, defined by a test: one function and its registry line.
+
+    Parameters
+    ----------
+    study : Study
+    """
+    return pl.DataFrame(
+        {
+            "level": [level],
+            "kinds": [",".join(kinds)],
+            "correction": [correction],
+            "seed": [seed],
+            "systems": [len(study.systems)],
+        }
+    )
+
+
+@pytest.fixture
+def new_analysis(monkeypatch):
+    """``spread`` registered as analyses' modules register theirs: a module of the package and
+    its name in the registry (and so in ``__all__``)."""
+    module = types.ModuleType("hanna_stats.analyses.spread_of_a_test")
+    module.spread = spread
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setitem(analyses._HOME, "spread", "spread_of_a_test")
+    monkeypatch.setattr(analyses, "__all__", sorted(analyses._HOME))
+
+
+def test_a_new_analysis_is_a_command_with_help_and_defaults(new_analysis, capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    listing = " ".join(capsys.readouterr().out.split())
+    assert "spread Spread of the measures' values, defined by a test" in listing
+    with pytest.raises(SystemExit):
+        main(["spread", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--level {item,system,global,story,summary,segment}" in text
+    assert (
+        "item may be called story, summary or segment, and is output as item (default: system)"
+        in text
+    )
+    assert "metric (the automatic metrics) or llm-judge" in text and "(default: metric)" in text
+    assert "the p-values as the tests give them)" in text and "--include-human" in text
+    assert "seed of the random draws" in text and "--pool-subsets" in text
+
+
+def test_a_new_analysis_runs_with_the_options_given(new_analysis, hanna_study, monkeypatch, capsys):
+    monkeypatch.setattr(run, "study_of", lambda args: hanna_study)
+    argv = ["spread", "--kinds", "metric,llm-judge", "--seed", "3", "--format", "csv"]
+    assert main(argv) == 0
+    rows = pl.read_csv(io.StringIO(capsys.readouterr().out)).to_dicts()
+    assert rows == [
+        {
+            "level": "system",
+            "kinds": "metric,llm-judge",
+            "correction": None,
+            "seed": 3,
+            "systems": 11,
+        }
+    ]
+    with pytest.raises(SystemExit):
+        main(["spread", "--kinds", "metric,oracle"])
+    assert "invalid choice: 'oracle'" in capsys.readouterr().err

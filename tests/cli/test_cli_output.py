@@ -15,8 +15,10 @@ import sys
 import polars as pl
 import pytest
 
-from hanna_stats import cli, tables
-from hanna_stats.cli import main
+from hanna_stats import tables
+from hanna_stats.cli import build_parser, main
+from hanna_stats.cli.commands import commands
+from hanna_stats.cli.tables import emit
 
 #: No CI variable (progress bars are on when stderr is a terminal), a known width.
 ENV = {k: v for k, v in os.environ.items() if k != "CI"}
@@ -102,7 +104,7 @@ def test_long_table_on_a_terminal_shows_its_ends():
 
 def test_table_of_wide_characters_fits(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "30")
-    cli._emit(pl.DataFrame({"text": ["汉字" * 20, "ok"], "x": [1.5, 2.0]}), "table")
+    emit(pl.DataFrame({"text": ["汉字" * 20, "ok"], "x": [1.5, 2.0]}), "table")
     out = capsys.readouterr().out.splitlines()
     assert all(tables._text_width(line) <= 30 for line in out)
     assert out[2].endswith("1.5000") and "…" in out[2]
@@ -112,7 +114,7 @@ def test_table_of_wide_characters_fits(capsys, monkeypatch):
 
 
 def test_every_table_command_takes_every_format():
-    for command in cli._commands():
+    for command in commands():
         parser = argparse_subparser(command.name)
         formats = [a for a in parser._actions if a.dest == "format"]
         if command.output:
@@ -122,7 +124,7 @@ def test_every_table_command_takes_every_format():
 
 
 def argparse_subparser(name):
-    parser = cli._parser()
+    parser = build_parser()
     action = next(a for a in parser._actions if hasattr(a, "choices") and name in (a.choices or {}))
     sub = action.choices[name]
     sub.format_help()
@@ -167,7 +169,7 @@ def test_big_output_into_head_exits_0(fmt, db):
     # 230,208 rows: the reader is gone long before the writer is done; PIPESTATUS says how
     # the writer ended.
     command = _command(
-        "sql", "--db", db, "--format", fmt, "SELECT item, measure, value FROM story_scores"
+        "sql", "--db", db, "--format", fmt, "SELECT item, measure, value FROM item_scores"
     )
     result = subprocess.run(
         f'{command} | head -c 100 >/dev/null; echo "${{PIPESTATUS[0]}}"',

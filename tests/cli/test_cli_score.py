@@ -111,7 +111,7 @@ def test_hanna_stories_join_published_scores(tmp_path, hanna_dir):
     assert main([*base, "--hanna-compat", "--force"]) == 0
     con = open_store(db, read_only=True)
     got = con.sql(
-        "SELECT value FROM story_scores WHERE measure = 'Density' AND system = 'Human' "
+        "SELECT value FROM item_scores WHERE measure = 'Density' AND system = 'Human' "
         "ORDER BY CAST(input AS INT)"
     ).fetchnumpy()["value"]
     published = json.loads(pl.read_csv(hanna_dir / "hanna_metric_scores.csv")["Density ¤§"][0])

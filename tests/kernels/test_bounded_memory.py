@@ -18,10 +18,10 @@ import pytest
 
 from hanna_stats.kernels import _options, bootstrap_ci, kendall_counts, tau_from_counts
 from hanna_stats.kernels import bootstrap as bs
-from hanna_stats.kernels import grouped as _grouped
+from hanna_stats.kernels import calibration as tc
+from hanna_stats.kernels import levels as _grouped
 from hanna_stats.kernels import permutation as pm
-from hanna_stats.kernels import ties as tc
-from hanna_stats.kernels.grouped import (
+from hanna_stats.kernels.levels import (
     SIGN_VECTOR_MAX_N,
     UndefinedCorrelationError,
     _aggregate,
@@ -31,7 +31,7 @@ from hanna_stats.kernels.grouped import (
     grouped_cubes,
     level_correlation,
 )
-from hanna_stats.kernels.pairs import multiplicities
+from hanna_stats.kernels.system_pairs import multiplicities
 
 BUDGET = _options.MEMORY_BUDGET_ENV
 
@@ -317,7 +317,7 @@ def test_permutation_test_the_same_under_any_budget(monkeypatch):
 def test_stable_order_is_numpys_stable_argsort(n):
     # Differences as tie calibration forms them (>= 0 or NaN): ties, zeros, infinities,
     # subnormals, NaN of several payloads; the permutation of the stable (merge) sort.
-    from hanna_stats.kernels.ties import _metric_pairs, _stable_order
+    from hanna_stats.kernels.calibration import _metric_pairs, _stable_order
 
     rng = np.random.default_rng(n)
     x = np.abs(np.round(rng.normal(size=n), 2))

@@ -28,9 +28,9 @@ from hanna_stats.kernels import (
     kendall_counts,
     level_correlation,
 )
-from hanna_stats.kernels import grouped as _grouped
-from hanna_stats.kernels.grouped import SIGN_VECTOR_MAX_N, SORTED_MIN_N, _prepare_sorted
+from hanna_stats.kernels import levels as _grouped
 from hanna_stats.kernels.kendall import PAIR_KEY_MAX_RANKS, sorted_counts
+from hanna_stats.kernels.levels import SIGN_VECTOR_MAX_N, SORTED_MIN_N, _prepare_sorted
 
 METHODS = ("pearson", "spearman", "kendall")
 

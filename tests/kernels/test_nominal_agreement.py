@@ -1,4 +1,5 @@
-"""Cohen's kappa, Fleiss' kappa and Gwet's AC1/AC2 (``kernels.nominal``) against independent values.
+"""Cohen's kappa, Fleiss' kappa and Gwet's AC1/AC2 (``kernels.nominal_agreement``) against
+independent values.
 
 Independent expected values:
 

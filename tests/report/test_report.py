@@ -21,8 +21,9 @@ from hanna_stats.reports import sections as report_sections
 from scipy import stats
 from test_paper_golden import CRIT, TAB5, _paper_round  # the paper's Tab. 5, transcribed there
 
-from hanna_stats.analyses.judges import judge_criteria, judge_scale, judge_williams
-from hanna_stats.analyses.significance import williams_frame
+from hanna_stats.analyses.correlations import judge_criteria
+from hanna_stats.analyses.overview import judge_scale
+from hanna_stats.analyses.significance import judge_williams, williams_frame
 from hanna_stats.cli import main
 from hanna_stats.kernels.agreement import PINGOUIN_LABELS
 from hanna_stats.store import build_hanna_store, ingest, load_study, open_store
@@ -59,9 +60,9 @@ def test_page_has_every_section_with_how_to_read_and_settings(hanna_report):
         assert "How to read:" in section.group(1)
     # Settings lines name the seed, B, the tie rule and the Williams settings actually used.
     assert "seed <code>0</code>" in text
-    assert "resamples B <code>1000</code>" in text
-    assert "tie rule <code>average</code>" in text
-    assert "correction <code>none</code>" in text
+    assert "resamples <code>1000</code>" in text
+    assert "ties <code>average</code>" in text
+    assert "correction <code>none, the p-values as the tests give them</code>" in text
     # 14 charts: means, distributions, inter-criteria, 2 metric-criteria, metric-metric, pairwise,
     # top-k, Williams, 2 Borda, 2 tie calibration, LLM judges.
     assert len(re.findall(r'<div class="chart" id="chart-\d+"', text)) == 14
@@ -354,7 +355,6 @@ def test_failure_leaves_no_partial_file(hanna_dir, tmp_path, monkeypatch):
         raise RuntimeError("analysis failed")
 
     monkeypatch.setattr(report_sections, "SECTIONS", (*report_sections.SECTIONS[:3], broken))
-    monkeypatch.setattr("hanna_stats.reports.report.SECTIONS", report_sections.SECTIONS)
     with pytest.raises(RuntimeError, match="analysis failed"):
         write_report(load_study(build_hanna_store(hanna_dir)), out, ReportSettings(resamples=10))
     assert out.read_text(encoding="utf-8") == "previous report"
@@ -468,7 +468,7 @@ def test_settings_are_checked_before_any_work(
     metric_study, tmp_path, capsys, monkeypatch, option, value, words
 ):
     """Regression: a seed of 2**80 ran the whole bootstrap, then failed in polars."""
-    monkeypatch.setattr("hanna_stats.cli._study", lambda args: pytest.fail("work started"))
+    monkeypatch.setattr("hanna_stats.cli.run.study_of", lambda args: pytest.fail("work started"))
     out = tmp_path / "r.html"
     try:
         code = main(["report", "--data", str(tmp_path), "--out", str(out), option, value])

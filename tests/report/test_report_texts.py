@@ -28,7 +28,7 @@ PAPER_SYMBOLS = "Ξ¤§εΔ"
 
 
 #: The store's tables of values: item-level scores, ratings, system- and domain-level values.
-VALUE_TABLES = ("scores", "ratings", "system_level_scores", "domain_level_scores")
+VALUE_TABLES = ("scores", "ratings", "given_system_scores_by_id", "given_domain_scores_by_id")
 
 
 def _ingested(source, **options):
@@ -53,14 +53,15 @@ def hanna(hanna_dir):
 
 
 def _sections(study, *builders):
-    ctx = Context.of(study, SETTINGS)
-    return [build(ctx) for build in builders]
+    return _built(builders, Context.of(study, SETTINGS))
 
 
 def _texts(section) -> str:
-    """Every text of a section a reader sees: guide, settings, notes."""
+    """Every text of a section a reader sees: guide, settings, its analyses' settings, notes."""
     notes = [b.text for b in section.blocks if isinstance(b, Note)]
-    return " ".join([section.how_to_read, *map(str, section.settings.values()), *notes])
+    options = [f"{o} {v}" for shown in section.analyses.values() for o, v in shown.items()]
+    settings = [*map(str, section.settings.values()), *section.analyses, *options]
+    return " ".join([section.how_to_read, *settings, *notes])
 
 
 def _values_note(section) -> str:
@@ -107,15 +108,17 @@ def test_hanna_texts_keep_the_papers_words(hanna):
     assert {"string", "embedding", "model"} <= set(chart.frame["families"])
     assert "a family" in metrics.how_to_read
     item = ReportSettings(resamples=20, williams_level="story")
-    (item_tests,) = [williams(Context.of(study, item))]
+    (item_tests,) = _built((williams,), Context.of(study, item))
     assert item_tests.settings["n"] == "96 inputs (story level, the paper's convention)"
+    assert item_tests.analyses["williams_all"]["levels"] == "story"  # the study's word
+    assert tests.analyses["williams_all"]["levels"] == "system"
     assert tests.settings["n"] == "10 systems compared"  # 11 systems, Human left out
 
 
 def test_wmt22_item_level_williams_n_is_its_inputs(wmt22):
     study = wmt22[2]
     ctx = Context.of(study, ReportSettings(resamples=20, williams_level="segment"))
-    section = williams(ctx)
+    (section,) = _built((williams,), ctx)
     assert section.settings["n"] == (
         "1,875 inputs, those the segment-level correlations average over"
     )
@@ -156,14 +159,15 @@ def test_wmt22_values_read_and_held(wmt22):
     summaries, counts, study = wmt22
     (read,) = [s.n_values for s in summaries]
     assert read == 1_282_839 == summaries[0].added["values"]
-    assert counts["scores"] + counts["system_level_scores"] + counts["domain_level_scores"] == read
+    given = counts["given_system_scores_by_id"] + counts["given_domain_scores_by_id"]
+    assert counts["scores"] + given == read
     (data,) = _sections(study, dataset)
     note = _values_note(data)
     assert (
         f"read {read:,} values" in note
         and f"holds {read:,}: {counts['scores']:,} item-level scores, 0 rater-level ratings, "
-        f"{counts['system_level_scores']:,} system-level and "
-        f"{counts['domain_level_scores']:,} domain-level scores given"
+        f"{counts['given_system_scores_by_id']:,} system-level and "
+        f"{counts['given_domain_scores_by_id']:,} domain-level scores given"
         in note
     )
     assert "1,282,500 item-level" in note and "kept aside" in note

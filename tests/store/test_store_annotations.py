@@ -116,7 +116,7 @@ def test_ingest_annotations(good):
     ).fetchall()
     assert record == [(float(rating(5, 0, 3)), 35.0, "A5-0", "person")]  # W2 is w = 0
     mean = con.execute(
-        "SELECT value, n_ratings FROM story_scores WHERE item = '5' AND measure = 'Surprise'"
+        "SELECT value, n_ratings FROM item_scores WHERE item = '5' AND measure = 'Surprise'"
     ).fetchall()
     assert mean == [(sum(rating(5, w, 3) for w in range(3)) / 3, 3)]
     assert ingest(con, good, format="hanna-annotations")[0].skipped
@@ -131,7 +131,7 @@ def test_annotations_join_metric_items(tmp_path, good):
     assert (after["items"], after["systems"], after["inputs"]) == (9, 3, 3)
     assert after["measures"] == before["measures"] == 7
     rows = con.execute(
-        "SELECT s.value, r.value FROM scores s JOIN story_scores r "
+        "SELECT s.value, r.value FROM scores s JOIN item_scores r "
         "ON r.item_id = s.item_id AND r.measure_id = s.measure_id WHERE r.kind = 'human'"
     ).fetchall()
     assert len(rows) == 54
@@ -139,7 +139,7 @@ def test_annotations_join_metric_items(tmp_path, good):
 
 
 def test_worker_ratings_take_precedence_over_judge_slots(tmp_path, good):
-    """Slots and workers describe the same ratings: story_scores must not count both."""
+    """Slots and workers describe the same ratings: item_scores must not count both."""
     header = ["Model", *CRITERIA, "BLEU Ξ§", *(f"Human {k} {a}" for k in (1, 2, 3) for a in ABBR)]
     rows = [
         [m, *[json.dumps([2.0] * 3)] * 6, json.dumps([0.5] * 3), *[json.dumps([2] * 3)] * 18]
@@ -151,13 +151,13 @@ def test_worker_ratings_take_precedence_over_judge_slots(tmp_path, good):
     con = open_store()
     ingest(con, path, format="hanna-llm")
     slot_view = con.execute(
-        "SELECT value, n_ratings FROM story_scores WHERE item = '5' AND measure = 'Surprise'"
+        "SELECT value, n_ratings FROM item_scores WHERE item = '5' AND measure = 'Surprise'"
     ).fetchall()
     assert slot_view == [(2.0, 3)]
     ingest(con, good, format="hanna-annotations")
     assert counts(con)["ratings"] == 162 + 162
     worker_view = con.execute(
-        "SELECT value, n_ratings FROM story_scores WHERE item = '5' AND measure = 'Surprise'"
+        "SELECT value, n_ratings FROM item_scores WHERE item = '5' AND measure = 'Surprise'"
     ).fetchall()
     assert worker_view == [(sum(rating(5, w, 3) for w in range(3)) / 3, 3)]
 

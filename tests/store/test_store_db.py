@@ -1,12 +1,17 @@
-"""Opening stores: schema from sql/, read-only access."""
+"""Opening stores: schema from sql/, read-only access; the keys of a batch's values."""
 
 from __future__ import annotations
+
+import hashlib
+from pathlib import Path
 
 import duckdb
 import pytest
 
-from hanna_stats.store import DataNotFoundError, open_store
+from hanna_stats.store import DataNotFoundError, InputError, open_store
+from hanna_stats.store import batch as b
 from hanna_stats.store.db import read_sql, sql_path
+from hanna_stats.store.source import Source
 
 TABLES = {
     "systems",
@@ -19,14 +24,15 @@ TABLES = {
     "study",
     "ingests",
     "scale_checks",
-    "system_level_scores",
+    "given_system_scores_by_id",
     "item_references",
-    "domain_level_scores",
+    "given_domain_scores_by_id",
     "store_schema",
 }
 VIEWS = {
     "measure_catalogue",
     "rating_records",
+    "item_scores",
     "story_scores",
     "system_scores",
     "given_system_scores",
@@ -101,3 +107,48 @@ def test_older_store_gains_the_new_columns(tmp_path):
     assert {("measures", "judge"), ("measures", "scale"), ("ratings", "answer")} <= columns
     con.execute("INSERT INTO ratings (item_id, rater_id, measure_id, score) VALUES (1, 1, 1, NULL)")
     con.close()
+
+
+def _batch(scores=None, ratings=None, given=None) -> b.Batch:
+    """One item (input i, system A), measure M, rater r, with the values given."""
+    return b.Batch(
+        systems=b.frame(b.SYSTEMS, {"name": ["A"], "is_human": [False], "position": [0]}),
+        inputs=b.frame(b.INPUTS, {"name": ["i"], "position": [0]}),
+        items=b.frame(b.ITEMS, {"name": ["x"], "input": ["i"], "system": ["A"]}),
+        measures=b.frame(b.MEASURES, {"name": ["M"], "kind": ["metric"], "position": [0]}),
+        raters=b.frame(b.RATERS, {"name": ["r"], "kind": ["person"]}),
+        scores=b.frame(b.SCORES, scores),
+        ratings=b.frame(b.RATINGS, ratings),
+        given_scores=b.frame(b.GIVEN_SCORES, given),
+    )
+
+
+@pytest.mark.parametrize(
+    ("batch", "message"),
+    [
+        (
+            _batch(scores=[["x", "M", 1.0, 3], ["x", "M", 2.0, 5]]),
+            "f.csv, row 5: duplicate scores row (item='x', measure='M'; also row 3)",
+        ),
+        (
+            _batch(ratings=[["x", "r", "M", 1.0], ["x", "s", "M", 1.0], ["x", "r", "M", 2.0]]),
+            "f.csv: duplicate ratings row (item='x', rater='r', measure='M')",
+        ),
+        (
+            _batch(given=[["A", "M", 1.0], ["A", "M", 1.0, "news"], ["A", "M", 2.0]]),
+            "f.csv: duplicate given_scores row (system='A', measure='M', domain=None, subset=None)",
+        ),
+    ],
+)
+def test_a_batch_with_two_values_of_one_key_is_refused(batch, message):
+    """A batch's frames of values are keyed as the store's tables (scores and ratings have no
+    primary key, so both values would be stored): a repeated key is refused, as a tidy file's
+    duplicate row is, and nothing is written."""
+    con = open_store()
+    source = Source(Path("f.csv"), b"", hashlib.sha256(b"").hexdigest())
+    with pytest.raises(InputError) as err:
+        b.write_batch(con, batch, source, "tidy", study="S")
+    assert str(err.value) == message
+    assert con.execute("SELECT count(*) FROM items").fetchall() == [(0,)]
+    b.write_batch(con, _batch(scores=[["x", "M", 1.0]]), source, "tidy", study="S")
+    assert con.execute("SELECT value FROM item_scores").fetchall() == [(1.0,)]

@@ -97,7 +97,7 @@ def test_catalogue_attributes(metric_store):
 
 def test_story_scores_equal_json_exactly(metric_store, metric_json):
     rows = metric_store.execute(
-        "SELECT measure, system_position, input_position, value FROM story_scores"
+        "SELECT measure, system_position, input_position, value FROM item_scores"
     ).fetchall()
     assert len(rows) == 82_368
     source = {
@@ -111,7 +111,7 @@ def test_story_scores_equal_json_exactly(metric_store, metric_json):
 
 def test_denormals_survive(metric_store, metric_json):
     stored = metric_store.execute(
-        "SELECT min(value) FROM story_scores WHERE measure = 'CIDEr' AND value > 0"
+        "SELECT min(value) FROM item_scores WHERE measure = 'CIDEr' AND value > 0"
     ).fetchall()[0][0]
     expected = metric_json["CIDEr Ξ§"]
     assert stored == expected[expected > 0].min() < 1e-300
@@ -190,7 +190,7 @@ def test_llm_counts_and_catalogue(llm_store):
 
 def test_llm_slot_ratings_average_to_criteria(llm_store, metric_json):
     rows = llm_store.execute(
-        "SELECT measure, system_position, input_position, value, n_ratings FROM story_scores "
+        "SELECT measure, system_position, input_position, value, n_ratings FROM item_scores "
         "WHERE kind = 'human'"
     ).fetchall()
     assert len(rows) == 1056 * 6

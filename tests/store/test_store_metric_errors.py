@@ -116,7 +116,7 @@ def test_null_and_nan_are_missing(tmp_path):
     con = open_store()
     ingest(con, write(tmp_path / "m.csv", header, rows), format="hanna-metric-scores")
     values = con.execute(
-        "SELECT value FROM story_scores WHERE system = 'CTRL' AND measure = 'SUPERT-PS' "
+        "SELECT value FROM item_scores WHERE system = 'CTRL' AND measure = 'SUPERT-PS' "
         "ORDER BY input_position"
     ).fetchall()
     assert values == [(1.0,), (None,), (None,), (4.0,)]
@@ -198,7 +198,7 @@ def test_llm_synthetic(tmp_path):
     (summary,) = ingest(con, write(tmp_path / "llm.csv", *llm_table()), format="hanna-llm")
     assert summary.n_values == 3 * N * (8 + 7) + 3 * N * 3 * 6
     values = con.execute(
-        "SELECT value FROM story_scores WHERE measure = 'Beluga-13B Average (prompt 1)' "
+        "SELECT value FROM item_scores WHERE measure = 'Beluga-13B Average (prompt 1)' "
         "AND system = 'GPT' ORDER BY input_position"
     ).fetchall()
     assert [v[0] for v in values] == [-1.0, 0.5, 2.75, 5.0]  # stored as published

@@ -83,9 +83,9 @@ def test_changed_values_need_replace(hanna_db, tmp_path, capsys):
     db.write_bytes(hanna_db.read_bytes())
     con = open_store(db, read_only=True)
     item, value = con.sql(
-        "SELECT item, value FROM story_scores WHERE measure = 'BLEU' ORDER BY item LIMIT 1"
+        "SELECT item, value FROM item_scores WHERE measure = 'BLEU' ORDER BY item LIMIT 1"
     ).fetchall()[0]
-    row = con.sql(f"SELECT input, system FROM story_scores WHERE item = '{item}' LIMIT 1")
+    row = con.sql(f"SELECT input, system FROM item_scores WHERE item = '{item}' LIMIT 1")
     ((inp, system),) = row.fetchall()
     con.close()
     changed = tmp_path / "fix.csv"
@@ -100,7 +100,7 @@ def test_changed_values_need_replace(hanna_db, tmp_path, capsys):
     assert main(["ingest", "--db", str(db), str(changed), "--replace"]) == 0
     assert "replaced: 1 values" in capsys.readouterr().out
     con = open_store(db, read_only=True)
-    got = con.sql(f"SELECT value FROM story_scores WHERE measure = 'BLEU' AND item = '{item}'")
+    got = con.sql(f"SELECT value FROM item_scores WHERE measure = 'BLEU' AND item = '{item}'")
     assert got.fetchall() == [(2.0,)] and value != 2.0
     con.close()
 

@@ -22,6 +22,7 @@ from polars.testing import assert_frame_equal
 from test_store_wmt import _write
 
 from hanna_stats.analyses import (
+    analysis_calls,
     calibrated_accuracy,
     correlate,
     given_left_out,
@@ -43,7 +44,15 @@ PAIRS = {
 }
 LPS = tuple(PAIRS)
 REFS = ("refA", "refB")
-TABLES = ("systems", "inputs", "items", "measures", "scores", "system_level_scores", "ingests")
+TABLES = (
+    "systems",
+    "inputs",
+    "items",
+    "measures",
+    "scores",
+    "given_system_scores_by_id",
+    "ingests",
+)
 CLUSTERS = {"criterion": "mqm", "method": "pearson", "permutations": 200, "seed": 7}
 
 
@@ -138,7 +147,7 @@ def test_three_pairs_in_one_store(test_set):
     measures = {r[0] for r in con.execute("SELECT name FROM measures").fetchall()}
     assert measures == {"mqm", "wmt-z", "AAA-refA", "BLEU-refA", "BLEU-refB", "CometKiwi-src"}
     systems = con.execute(
-        "SELECT system, list(DISTINCT subset ORDER BY subset) FROM story_scores "
+        "SELECT system, list(DISTINCT subset ORDER BY subset) FROM item_scores "
         "GROUP BY system ORDER BY system"
     ).fetchall()
     assert systems == [
@@ -196,8 +205,8 @@ def test_study_subsets(stores):
         np.testing.assert_array_equal(one.is_human, single.is_human)
         keys = ["measure", "system"]
         assert_frame_equal(
-            _sorted(one.system_values.drop("measure_position", "system_position"), keys),
-            _sorted(single.system_values.drop("measure_position", "system_position"), keys),
+            _sorted(one.given_system_scores.drop("measure_position", "system_position"), keys),
+            _sorted(single.given_system_scores.drop("measure_position", "system_position"), keys),
         )
     assert together.subset(subset="he-en").systems == ("refA", "sysA", "sysB", "sysE")
     # subset first, then systems: the systems are those of the pair
@@ -229,9 +238,11 @@ def test_study_subsets(stores):
 )
 def test_correlate_per_pair_equals_the_pair_alone(stores, options):
     together, alone = stores
-    stacked = correlate(together, **options)
-    assert stacked.columns[0] == "subset" and stacked.analysis == "correlate"
-    assert stacked.settings == correlate(alone["en-de"], **options).settings
+    with analysis_calls() as calls:
+        stacked = correlate(together, **options)
+        correlate(alone["en-de"], **options)
+    assert stacked.columns[0] == "subset" and [c.name for c in calls] == ["correlate"] * 2
+    assert calls[0].settings == calls[1].settings
     assert stacked["subset"].unique(maintain_order=True).to_list() == list(LPS)
     keys = ["measure", "against"]
     for lp in LPS:
@@ -366,8 +377,8 @@ def test_store_written_before_subsets(test_set, tmp_path):
     _ingest(con, test_set, "en-de")
     query = "SELECT measure, system, value FROM given_system_scores ORDER BY ALL"
     given = con.execute(query).fetchall()
-    con.execute("ALTER TABLE system_level_scores RENAME TO new_system")
-    con.execute("ALTER TABLE domain_level_scores RENAME TO new_domain")
+    con.execute("ALTER TABLE given_system_scores_by_id RENAME TO new_system")
+    con.execute("ALTER TABLE given_domain_scores_by_id RENAME TO new_domain")
     con.execute(OLD_GIVEN)
     con.execute("DROP TABLE store_schema")
     con.close()
@@ -375,7 +386,9 @@ def test_store_written_before_subsets(test_set, tmp_path):
         open_store(db, read_only=True)
     con = open_store(db)  # a writable open rebuilds the tables keyed by subset
     assert con.execute(query).fetchall() == given
-    assert con.execute("SELECT DISTINCT subset FROM system_level_scores").fetchall() == [("",)]
+    assert con.execute("SELECT DISTINCT subset FROM given_system_scores_by_id").fetchall() == [
+        ("",)
+    ]
     with pytest.raises(InputError, match=r"holds wmt23 en-de; a store holds the language pairs"):
         _ingest(con, test_set, "zh-en")
     con.close()

@@ -135,7 +135,7 @@ def test_mapping_and_values(tmp_path):
             record["model_id"],
         )
         stored = dict(
-            con.execute("SELECT measure, value FROM story_scores WHERE item = ?", [item]).fetchall()
+            con.execute("SELECT measure, value FROM item_scores WHERE item = ?", [item]).fetchall()
         )
         for criterion, name in zip(CRITERIA, names, strict=True):
             experts = statistics.fmean(a[criterion] for a in record["expert_annotations"])
@@ -171,7 +171,7 @@ def test_unpaired_file_any_number_of_ratings(tmp_path):
     assert con.execute("SELECT count(*) FROM items WHERE reference IS NULL").fetchall() == [(9,)]
     first = f"{DOCS[0]}/{MODELS[0]}"
     assert con.execute(
-        "SELECT value, n_ratings FROM story_scores WHERE item = ? AND measure = 'Relevance'",
+        "SELECT value, n_ratings FROM item_scores WHERE item = ? AND measure = 'Relevance'",
         [first],
     ).fetchall() == [(float(lines[0]["expert_annotations"][0]["relevance"]), 1)]
 

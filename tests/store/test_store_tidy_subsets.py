@@ -15,7 +15,7 @@ import pytest
 from polars.testing import assert_frame_equal
 from test_hardening import digest
 
-from hanna_stats.analyses import correlate
+from hanna_stats.analyses import analysis_calls, correlate
 from hanna_stats.cli import main
 from hanna_stats.store import InputError, ingest, load_study, open_store, tidy
 
@@ -168,8 +168,9 @@ def test_each_subset_is_the_subset_alone(stores):
 )
 def test_correlate_per_subset_equals_the_subset_alone(stores, options):
     together, alone = stores
-    stacked = correlate(together, **options)
-    assert stacked.columns[0] == "subset" and stacked.analysis == "correlate"
+    with analysis_calls() as calls:
+        stacked = correlate(together, **options)
+    assert stacked.columns[0] == "subset" and [c.name for c in calls] == ["correlate"]
     assert stacked["subset"].unique(maintain_order=True).to_list() == list(LABELS)
     for label in LABELS:
         expected = correlate(alone[label], **options)

@@ -19,12 +19,8 @@ import pytest
 from scipy import stats
 
 from hanna_stats.analyses import correlate, given_left_out
-from hanna_stats.analyses.meta_eval import (
-    calibrated_accuracy,
-    calibrated_comparison,
-    metric_clusters,
-    spa,
-)
+from hanna_stats.analyses.accuracy import calibrated_accuracy, calibrated_comparison, spa
+from hanna_stats.analyses.rankings import metric_clusters
 from hanna_stats.cli import INGEST_FORMATS, main
 from hanna_stats.store import InputError, ingest, load_study, open_store, open_study
 from hanna_stats.store.db import read_sql
@@ -46,7 +42,7 @@ TABLES = [
     "items",
     "measures",
     "scores",
-    "system_level_scores",
+    "given_system_scores_by_id",
     "ingests",
     "study",
 ]
@@ -154,7 +150,7 @@ def read_sys_scores(path) -> dict[str, float | None]:
     return {system: None if text == "None" else float(text) for system, text in lines_of(path)}
 
 
-def expected_system_values(root, lp):
+def expected_given_system_scores(root, lp):
     """measure -> {system: value}, from the .sys.score files; the standard reference refA's
     values left out (it is no system)."""
     return {
@@ -260,7 +256,7 @@ def test_ingest_values_and_mapping(test_set):
     ]
 
     stored = con.execute(
-        "SELECT measure, item, value FROM story_scores ORDER BY measure, item"
+        "SELECT measure, item, value FROM item_scores ORDER BY measure, item"
     ).fetchall()
     expected = [
         (measure, f"en-de:{i}:{system}", value)
@@ -272,7 +268,7 @@ def test_ingest_values_and_mapping(test_set):
 
     # system-level values as given, in the view's order (catalogue, then systems by name)
     given = con.execute("SELECT measure, system, value FROM given_system_scores").fetchall()
-    files = expected_system_values(test_set, "en-de")
+    files = expected_given_system_scores(test_set, "en-de")
     assert given == [
         (measure, system, files[measure][system])
         for measure in ("mqm", "wmt-z", "BLEU-refA", "CometKiwi-src", "chrF-refA")
@@ -280,10 +276,10 @@ def test_ingest_values_and_mapping(test_set):
     ]
     assert sum(v is None for _, _, v in given) == 1  # MQM's refB
     study = load_study(con)
-    assert study.system_values.select("measure", "system", "value").rows() == given
+    assert study.given_system_scores.select("measure", "system", "value").rows() == given
     # the measures with item-level values are the analyses' as before; wmt-z and chrF-refA not
     assert study.measures == ("mqm", "BLEU-refA", "CometKiwi-src")
-    assert study.system_values.filter(pl.col("system") == "refB")["is_human"].all()
+    assert study.given_system_scores.filter(pl.col("system") == "refB")["is_human"].all()
     assert "refA" not in study.systems
     # the given values are not the means of the segments
     seg = expected_values(test_set, "en-de")
@@ -346,7 +342,7 @@ def test_correlate_given_system_scores_matches_scipy(test_set, include_human):
     con = open_store()
     ingest(con, test_set, lp="de-en", ref="refA", format="wmt")
     study = load_study(con)
-    files = expected_system_values(test_set, "de-en")
+    files = expected_given_system_scores(test_set, "de-en")
     systems = SYSTEMS if include_human else MT_SYSTEMS
     options = {"level": "system", "system_scores": "given", "include_human": include_human}
     pearson = correlate(study, method="pearson", pvalue_method="auto", confidence=0.9, **options)
@@ -398,7 +394,7 @@ def test_correlate_given_system_scores_matches_scipy(test_set, include_human):
 def test_given_system_scores_leave_out_measures_without_them(test_set, capsys):
     """As MTME at system level, a measure without a .sys.score file is left out (not the whole
     correlation refused); the command line names it in one note on stderr."""
-    files = expected_system_values(test_set, "de-en")
+    files = expected_given_system_scores(test_set, "de-en")
     sys_path(test_set, "de-en", "CometKiwi-src").unlink()
     con = open_store()
     ingest(con, test_set, lp="de-en", ref="refA", format="wmt")
@@ -472,7 +468,7 @@ def test_given_system_scores_in_the_meta_evaluation_statistics(test_set, capsys)
     con = open_store()
     ingest(con, test_set, lp="de-en", ref="refA", format="wmt")
     study = load_study(con)
-    files = expected_system_values(test_set, "de-en")
+    files = expected_given_system_scores(test_set, "de-en")
     metrics = ("BLEU-refA", "CometKiwi-src", "chrF-refA")
     given = {"level": "system", "system_scores": "given"}
     calibrated = calibrated_accuracy(study, **given)
@@ -621,20 +617,20 @@ def test_gzip_compressed_files_are_read_as_their_content(test_set):
 
 
 def test_store_without_system_level_table(test_set, tmp_path):
-    """A store of schema 0 without system_level_scores: a writable open creates the table; the
+    """A store of schema 0 without given_system_scores_by_id: a writable open creates the table; the
     study has no given values and refuses system_scores='given'."""
     db = tmp_path / "old.duckdb"
     con = open_store(db)
     ingest(con, test_set, lp="en-de", ref="refA", format="wmt")
     con.execute("DROP VIEW given_system_scores")
-    con.execute("DROP TABLE system_level_scores")
+    con.execute("DROP TABLE given_system_scores_by_id")
     con.execute("DROP TABLE store_schema")
     con.close()
     con = open_store(db)
-    assert con.execute("SELECT count(*) FROM system_level_scores").fetchall() == [(0,)]
+    assert con.execute("SELECT count(*) FROM given_system_scores_by_id").fetchall() == [(0,)]
     study = load_study(con)
     con.close()
-    assert study.system_values.is_empty() and study.measures == (
+    assert study.given_system_scores.is_empty() and study.measures == (
         "mqm",
         "BLEU-refA",
         "CometKiwi-src",
@@ -655,7 +651,7 @@ def test_rerun_is_idempotent(test_set):
     assert other.added["inputs"] == 4 and other.replaced == 0
     assert con.execute("SELECT name FROM study").fetchall() == [("wmt23",)]
     both = counts(con)
-    assert both["system_level_scores"] == 2 * before["system_level_scores"]
+    assert both["given_system_scores_by_id"] == 2 * before["given_system_scores_by_id"]
     for lp in ("de-en", "en-de"):
         assert ingest(con, test_set, lp=lp, ref="refA", format="wmt")[0].skipped
     assert counts(con) == both
@@ -698,7 +694,7 @@ def test_system_level_rerun_and_replace(test_set):
         "SELECT value FROM given_system_scores WHERE measure = 'BLEU-refA' AND system = 'sysB'"
     ).fetchall()
     assert stored == [(new,)]
-    assert counts(con)["system_level_scores"] == before["system_level_scores"]
+    assert counts(con)["given_system_scores_by_id"] == before["given_system_scores_by_id"]
 
 
 def _break(root, relative, old, new):
@@ -993,7 +989,7 @@ def test_cli(test_set, tmp_path, capsys):
     given = ["correlate", "--db", str(db), "--level", "system", "--system-scores", "given"]
     assert main([*given, "--method", "pearson", "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
-    files = expected_system_values(test_set, "en-de")
+    files = expected_given_system_scores(test_set, "en-de")
     row = next(r for r in rows if (r["measure"], r["against"]) == ("chrF-refA", "wmt-z"))
     expected = stats.pearsonr(*_given_pairs(files, "chrF-refA", "wmt-z", MT_SYSTEMS)).statistic
     assert math.isclose(float(row["statistic"]), expected, rel_tol=1e-9)
@@ -1183,7 +1179,7 @@ def test_topk_on_given_system_scores(test_set):
     con = open_store()
     ingest(con, test_set, lp="de-en", ref="refA", format="wmt")
     study = load_study(con)
-    files = expected_system_values(test_set, "de-en")
+    files = expected_given_system_scores(test_set, "de-en")
     frame = topk(
         study, ks=[3], level="system", method="pearson", system_scores="given", include_human=True
     )
@@ -1225,4 +1221,4 @@ def test_wmt22_domain_level_scores_stored_as_given(wmt22_dir, tmp_path):
     fresh = open_store()
     with pytest.raises(InputError, match=r"zh-en\.mqm\.domain\.score, row \d+, column 'domain'"):
         ingest(fresh, copy, lp="zh-en", ref="refA", format="wmt")
-    assert fresh.execute("SELECT count(*) FROM domain_level_scores").fetchall() == [(0,)]
+    assert fresh.execute("SELECT count(*) FROM given_domain_scores_by_id").fetchall() == [(0,)]

@@ -73,7 +73,9 @@ def test_values_are_updated_once_without_a_primary_key(tmp_path):
     assert con.execute("SELECT count(*) FROM scores").fetchall() == [(2,)]
 
 
-def test_a_store_with_the_old_primary_keys_is_written_as_before(tmp_path):
+def test_a_store_with_the_old_primary_keys_loses_them_when_migrated(tmp_path):
+    """A store older than 0.1.0 kept scores under a primary key: its migration rebuilds the
+    table without it, and values are then updated once, as in any store."""
     path = tmp_path / "old.duckdb"
     con = duckdb.connect(str(path))
     con.execute(
@@ -82,6 +84,8 @@ def test_a_store_with_the_old_primary_keys_is_written_as_before(tmp_path):
     )
     con.close()
     con = open_store(path)
+    keys = "SELECT count(*) FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY'"
+    assert con.execute(f"{keys} AND table_name IN ('scores', 'ratings')").fetchall() == [(0,)]
     ingest(con, write(tmp_path / "a.parquet", ROWS), format="tidy")
     more = [("c", "p1", "C", "BLEU", 0.5, None), ("a", "p1", "A", "BLEU", 0.1, None)]
     (summary,) = ingest(con, write(tmp_path / "b.parquet", more), format="tidy")

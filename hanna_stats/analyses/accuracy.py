@@ -1,14 +1,15 @@
-"""Statistics of the MT metrics tasks on a Study: tie calibration, soft pairwise accuracy and
-significance clusters, as tidy polars DataFrames.
+"""Pairwise accuracy of the measures (the MT metrics tasks' statistics), as tidy polars
+DataFrames.
 
-Thin layer over :func:`hanna_stats.kernels.tie_calibration`,
-:func:`~hanna_stats.kernels.calibrated_permutation_test`,
-:func:`~hanna_stats.kernels.soft_pairwise_accuracy`,
-:func:`~hanna_stats.kernels.significance_clusters` and
-:func:`~hanna_stats.kernels.permutation_test_pairs`. Conventions as
-:mod:`hanna_stats.analyses.correlations`: the human-written stories are left out unless
-``include_human``; ``level="item"`` averages over the inputs (``group_by="input"``) or over the
-systems (``group_by="system"``).
+- :func:`calibrated_accuracy`: tie-calibrated pairwise accuracy (acc_eq) or tau_eq of every
+  automatic measure with every criterion (:func:`hanna_stats.kernels.tie_calibration`);
+- :func:`calibrated_comparison`: pairwise permutation tests between tie-calibrated measures
+  (:func:`~hanna_stats.kernels.calibrated_permutation_test`);
+- :func:`spa`: soft pairwise accuracy (:func:`~hanna_stats.kernels.soft_pairwise_accuracy`).
+
+Conventions as :mod:`hanna_stats.analyses.correlations`: the human-written stories are left
+out unless ``include_human``; ``level="item"`` averages over the inputs (``group_by="input"``)
+or over the systems (``group_by="system"``).
 
 ``system_scores="given"`` (system level) takes the study's given system-level values (WMT's
 ``.sys.score`` files) instead of the means over items, as ``correlate`` does; a measure without
@@ -19,7 +20,6 @@ and has no given-value form.
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import numpy as np
@@ -37,24 +37,20 @@ from hanna_stats.analyses._common import (
 )
 from hanna_stats.kernels import (
     calibrated_permutation_test,
-    permutation_test_pairs,
-    significance_clusters,
     soft_pairwise_accuracy,
     tie_calibration,
 )
 from hanna_stats.progress import progress
 from hanna_stats.study import Cube, Study
 from hanna_stats.vocabulary import (
-    WORDS,
-    Coefficient,
     GroupBy,
     Kind,
     LevelWord,
     SwapUnit,
     SystemScores,
     TieStatistic,
-    Variant,
     check,
+    check_bool,
     check_kinds,
     check_level,
 )
@@ -92,6 +88,7 @@ CALIBRATED_ACCURACY_SCHEMA = {
     "n_groups": pl.Int64,
     "n_skipped": pl.Int64,
 }
+
 #: Columns of :func:`spa`.
 SPA_SCHEMA = {
     "measure": pl.String,
@@ -104,20 +101,6 @@ SPA_SCHEMA = {
     "n_missing": pl.Int64,
     "permutations": pl.Int64,
     "seed": pl.Int64,
-}
-#: Columns of :func:`metric_clusters` (``epsilon`` for ``method="acc_eq"`` only).
-METRIC_CLUSTERS_SCHEMA = {
-    "criterion": pl.String,
-    "level": pl.String,
-    "method": pl.String,
-    "measure": pl.String,
-    "statistic": pl.Float64,
-    "rank": pl.Int64,
-    "pvalue_next": pl.Float64,
-    "epsilon": pl.Float64,
-    "permutations": pl.Int64,
-    "seed": pl.Int64,
-    "alpha": pl.Float64,
 }
 
 
@@ -182,6 +165,7 @@ def calibrated_accuracy(
     """
     level = check_level(level)
     check_system_scores(system_scores, level)
+    check_bool("include_human", include_human)
     cube = criteria_cube(study, check_kinds(kinds), include_human, system_scores)
     criteria, measures = _split(cube)
     criteria = _select_criterion(study, cube, criteria, criterion)
@@ -291,6 +275,7 @@ def calibrated_comparison(
     """
     level = check_level(level)
     check_system_scores(system_scores, level)
+    check_bool("include_human", include_human)
     kinds = check_kinds(kinds)
     criterion, names, cube = criterion_cube(study, criterion, kinds, include_human, system_scores)
     res = calibrated_permutation_test(
@@ -374,6 +359,7 @@ def spa(
             "system (as mt-metrics-eval), which given system-level values do not have; use "
             "system_scores='mean'"
         )
+    check_bool("include_human", include_human)
     cube = criteria_cube(study, check_kinds(kinds), include_human)
     if len(cube.systems) < 2:
         raise ValueError(
@@ -406,103 +392,3 @@ def spa(
             "seed": seed,
         },
     )
-
-
-@analysis
-def metric_clusters(
-    study: Study,
-    *,
-    criterion: str,
-    level: LevelWord = "item",
-    method: Coefficient = "kendall",
-    permutations: int = 1000,
-    seed: int | None = 0,
-    alpha: float = 0.05,
-    include_human: bool = False,
-    variant: Variant = "b",
-    kinds: tuple[Kind, ...] = ("metric",),
-    system_scores: SystemScores = "mean",
-    executor: Any = None,
-) -> pl.DataFrame:
-    """Leaderboard of the measures for one criterion, in significance clusters (WMT style).
-
-    The measures are sorted by their statistic with the criterion; each pair's one-sided
-    p-value of "a is better than b" comes from the PERM-BOTH permutation test of the
-    correlations (:func:`hanna_stats.kernels.permutation_test_pairs`, ``alternative=
-    "greater"``) or, for ``method="acc_eq"``, from the pairwise permutation test of the
-    tie-calibrated accuracies (:func:`hanna_stats.kernels.calibrated_permutation_test`). Going
-    down the list, a measure starts a new cluster when a measure of the current cluster beats
-    it with ``p <= alpha`` (:func:`hanna_stats.kernels.significance_clusters`, mt-metrics-eval's
-    ``AssignRanks``). ``system_scores="given"`` (system level) ranks by the given system-level
-    values (see the module), permuting them per system.
-    ``executor`` (a Dask ``distributed.Client``, a ``concurrent.futures.Executor`` or a
-    :class:`~hanna_stats.kernels.ClusterExecutor`) runs the pairwise tests in blocks on a
-    cluster, with the same result bit for bit (:mod:`hanna_stats.kernels.distributed`); None:
-    in this process.
-
-    Returns
-    -------
-    polars.DataFrame
-        One row per measure, best first: ``criterion, level, method, measure, statistic,
-        rank, pvalue_next`` (the cluster's rank, 1 = top; the one-sided p-value that the
-        measure beats the next one down, where a new cluster starts when a measure of the
-        cluster beats it with ``p <= alpha``; null on the last row), ``epsilon`` for ``acc_eq``,
-        and the settings ``permutations, seed, alpha``. A measure whose statistic is undefined
-        (NaN) has a null rank and comes last.
-    """
-    level = check_level(level)
-    check("method", method, WORDS["coefficient"])
-    check_system_scores(system_scores, level)
-    kinds = check_kinds(kinds)
-    criterion, names, cube = criterion_cube(study, criterion, kinds, include_human, system_scores)
-    # Systems the criterion never rates are left out before the scores are z-scored, as
-    # mt-metrics-eval keeps only the systems with gold scores (WMT22 zh-en: MQM rates 16 of 20).
-    values = cube.values[:, :, ~np.isnan(cube.values[-1]).all(axis=0)]
-    columns = {}
-    if method == "acc_eq":
-        res = calibrated_permutation_test(
-            values[-1:],
-            values[:-1],
-            level=level,
-            permutations=permutations,
-            seed=seed,
-            progress=progress,
-            executor=executor,
-        ).for_human(0)
-        columns["epsilon"] = res.epsilon
-    else:
-        res = permutation_test_pairs(
-            values[:-1],
-            values[-1],
-            level=level,
-            method=method,
-            variant=variant,
-            permutations=permutations,
-            alternative="greater",
-            seed=seed,
-            progress=progress,
-            executor=executor,
-        )
-    ranks = significance_clusters(res.statistic, res.pvalue, alpha=alpha)
-    undefined = np.isnan(res.statistic)
-    n = len(names)
-    columns |= {
-        "criterion": [criterion] * n,
-        "level": [level] * n,
-        "method": [method] * n,
-        "measure": names,
-        "statistic": res.statistic,
-        "rank": [None if u else int(r) for r, u in zip(ranks, undefined, strict=True)],
-    }
-    columns |= {"permutations": [permutations] * n, "seed": [seed] * n, "alpha": [alpha] * n}
-    schema = {key: dtype for key, dtype in METRIC_CLUSTERS_SCHEMA.items() if key in columns}
-    frame = pl.DataFrame({key: columns[key] for key in schema}, schema=schema).with_row_index()
-    frame = frame.sort(
-        ["rank", "statistic"], descending=[False, True], nulls_last=True, maintain_order=True
-    )
-    # Each row's p-value that it beats the row below it (where the clusters are cut), best
-    # first; null on the last row.
-    order = frame["index"].to_list()
-    below = [float(res.pvalue[a, b]) for a, b in itertools.pairwise(order)]
-    pvalue_next = pl.Series("pvalue_next", [*below, None], dtype=pl.Float64)
-    return frame.drop("index").insert_column(list(schema).index("rank") + 1, pvalue_next)

@@ -20,19 +20,19 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit, prange
 
-from hanna_stats.vocabulary import check
+from hanna_stats.vocabulary import WORDS, check
 
 from ._options import check_count, check_option, check_seed, memory_budget
 from .distributed import cluster_executor, split
-from .grouped import at_level, grouped_cubes
+from .levels import at_level, grouped_cubes
 from .permutation import permutation_swaps, standardize
 
 #: The statistics of tie calibration: ``acc_eq = (C + T_hm) / N`` and
 #: ``tau_eq = (C + T_hm - D - T_h - T_m) / N = 2 acc_eq - 1``.
-TIE_STATISTICS = ("acc_eq", "tau_eq")
+TIE_STATISTICS = WORDS["tie_statistic"]
 #: What a permutation of :func:`calibrated_permutation_test` swaps between two metrics: their
 #: outcomes on each pair of observations, or their z-scored scores on each (input, system) cell.
-SWAP_UNITS = ("pairs", "scores")
+SWAP_UNITS = WORDS["swap"]
 #: Largest number of swap indicators (permutations x groups x pairs) :func:`calibrated_swaps`
 #: returns at once (256 MiB as uint8), as the executor path of
 #: :func:`calibrated_permutation_test` draws them; in process, the test draws its swaps block by
@@ -574,24 +574,8 @@ def calibrated_permutation_test(
     Hc, Mc = grouped_cubes({"H": H, "M": M}, level, nan_policy, group_by)
     stat, eps = _calibrated(Hc, Mc, epsilon, nan_policy, level, statistic)[:2]
     if swap == "scores":
-        M = np.asarray(M, dtype=np.float64)  # validated by grouped_cubes: (Mm, G, S)
-        groups, systems = M.shape[1:]
-        if swaps is None:
-            swaps = permutation_swaps(groups, systems, permutations=permutations, seed=seed)
-        swaps = np.asarray(swaps)
-        if swaps.ndim != 3 or swaps.shape[1:] != (groups, systems):
-            raise ValueError(f"swaps must have shape (K, {groups}, {systems}); got {swaps.shape}")
-        if executor is not None:
-            shared = (Hc, M, level, nan_policy, group_by, swaps)
-            pvalue = _cluster_recalibrated(cluster_executor(executor), shared, progress)
-            return _finish(stat, eps, pvalue, statistic)
-        pvalue = np.stack(
-            [
-                _recalibrated_pvalues(Hc[[i]], M, level, nan_policy, group_by, swaps, progress)
-                for i in range(Hc.shape[0])
-            ]
-        )
-        return _finish(stat, eps, pvalue, statistic)
+        options = (level, nan_policy, group_by, permutations, seed, swaps, executor, progress)
+        return _finish(stat, eps, _score_swap_pvalues(Hc, M, *options), statistic)
     n_groups, n_obs = Hc.shape[1], Hc.shape[2]
     n_pairs = n_obs * (n_obs - 1) // 2
     if swaps is not None:
@@ -612,6 +596,29 @@ def calibrated_permutation_test(
         pvalue = _cluster_pairs(cluster_executor(executor), (Hc, Mc, eps, swaps), progress)
         return _finish(stat, eps, pvalue, statistic)
     return _finish(stat, eps, _pair_pvalues(Hc, Mc, eps, shape, swaps, progress), statistic)
+
+
+def _score_swap_pvalues(
+    Hc, M, level, nan_policy, group_by, permutations, seed, swaps, executor, progress
+):
+    """p-values of ``swap="scores"``: the metrics' z-scored scores swapped per cell, both
+    re-calibrated every permutation (:func:`calibrated_permutation_test`)."""
+    M = np.asarray(M, dtype=np.float64)  # validated by grouped_cubes: (Mm, G, S)
+    groups, systems = M.shape[1:]
+    if swaps is None:
+        swaps = permutation_swaps(groups, systems, permutations=permutations, seed=seed)
+    swaps = np.asarray(swaps)
+    if swaps.ndim != 3 or swaps.shape[1:] != (groups, systems):
+        raise ValueError(f"swaps must have shape (K, {groups}, {systems}); got {swaps.shape}")
+    if executor is not None:
+        shared = (Hc, M, level, nan_policy, group_by, swaps)
+        return _cluster_recalibrated(cluster_executor(executor), shared, progress)
+    return np.stack(
+        [
+            _recalibrated_pvalues(Hc[[i]], M, level, nan_policy, group_by, swaps, progress)
+            for i in range(Hc.shape[0])
+        ]
+    )
 
 
 def _system_major(cube, groups, systems):

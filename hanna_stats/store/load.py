@@ -24,13 +24,13 @@ from hanna_stats.store.fetch import METRIC_SCORES_FILE
 from hanna_stats.store.formats import build_hanna_store, detect_format, ingest
 from hanna_stats.study import Study, Subsets
 
-# Every item-level value (view story_scores) in one pass over the view. Rows with m, g and
+# Every item-level value (view item_scores) in one pass over the view. Rows with m, g and
 # s >= 0 are values; the others name one code of one axis (codes are 0-based ranks in catalogue
 # and store order: position, then name). Systems and inputs without any value are left out.
 _CUBE = """
 WITH sel AS MATERIALIZED (
     SELECT measure_id, input_id, system_id, coalesce(value, 'NaN'::DOUBLE) AS value
-    FROM story_scores
+    FROM item_scores
 ),
 ms AS (
     SELECT measure_id, name, row_number() OVER (ORDER BY position NULLS LAST, name) - 1 AS m
@@ -69,7 +69,7 @@ FROM measures ORDER BY position NULLS LAST, name
 
 # Rater-level values of every measure (human ratings, LLM-judge tries), one row per value with a
 # score. For each item and measure, the ratings of identified raters (kind 'person') when it has
-# any, else those of judge slots (the rule of view story_scores: no rating counted twice).
+# any, else those of judge slots (the rule of view item_scores: no rating counted twice).
 # rater_column: the rating's 0-based position among the item's ratings (slots by slot number,
 # persons by rater_id).
 _RATINGS = r"""
@@ -122,8 +122,8 @@ SELECT what, n FROM (
     UNION ALL SELECT 5, 'rater-level ratings', count(*) FROM ratings
     UNION ALL SELECT 6, 'measures: ' || kind, count(*) FROM measures GROUP BY kind
     UNION ALL SELECT 7, 'item-level scores', count(*) FROM scores
-    UNION ALL SELECT 8, 'system-level scores given', count(*) FROM system_level_scores
-    UNION ALL SELECT 9, 'domain-level scores given', count(*) FROM domain_level_scores
+    UNION ALL SELECT 8, 'system-level scores given', count(*) FROM given_system_scores_by_id
+    UNION ALL SELECT 9, 'domain-level scores given', count(*) FROM given_domain_scores_by_id
 )
 ORDER BY k, what
 """
@@ -188,7 +188,7 @@ def load_study(con: duckdb.DuckDBPyConnection) -> Study:
         inputs=inputs,
         systems=tuple(str(x) for x in names[systems]),
         is_human=np.array([bool(h) for h in np.ma.getdata(rows["is_human"])[systems]]),
-        system_values=con.sql(_GIVEN).pl(),
+        given_system_scores=con.sql(_GIVEN).pl(),
         catalogue=catalogue,
         ratings=con.sql(_RATINGS).pl(),
         scale_checks=con.sql(_SCALE_CHECKS).pl(),
