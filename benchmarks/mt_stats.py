@@ -9,9 +9,10 @@ gives the same numbers (checked).
 ``python benchmarks/mt_stats.py --mtme PATH [--segments N ...]``: the same statistics on
 WMT-sized synthetic data (20 systems, an MQM-like human score, 50 metrics; 2,000 and 20,000
 segments by default) against mt-metrics-eval's own functions, imported from the checkout at
-PATH (never installed), with the ratio and the agreement per statistic
-(``benchmarks/mt_stats_mtme.py``). Ratios under 10x are marked BELOW 10x, agreement failures
-DISAGREE; the exit status is 0 either way.
+PATH (never installed), each side the median of ``--runs`` runs (default 5), with the ratio
+of the medians and the agreement per statistic (``benchmarks/mt_stats_mtme.py``; ``--only
+WORD``: the rows whose name holds WORD, e.g. ``--only Kendall``). Ratios under 10x are marked
+BELOW 10x, agreement failures DISAGREE; the exit status is 0 either way.
 """
 
 from __future__ import annotations
@@ -163,11 +164,22 @@ if __name__ == "__main__":
     )
     parser.add_argument("--metrics", type=int, default=50, help="with --mtme (default 50)")
     parser.add_argument("--seed", type=int, default=0, help="with --mtme: the data's seed")
+    parser.add_argument(
+        "--runs", type=int, default=5, help="with --mtme: timed runs per side (median)"
+    )
+    parser.add_argument("--only", metavar="WORD", help="with --mtme: the rows naming WORD")
     args = parser.parse_args()
     if args.mtme is not None:
         import mt_stats_mtme  # benchmarks/mt_stats_mtme.py
 
-        mt_stats_mtme.main(args.mtme, args.segments or [2000, 20000], args.metrics, args.seed)
+        mt_stats_mtme.main(
+            args.mtme,
+            args.segments or [2000, 20000],
+            args.metrics,
+            args.seed,
+            runs=args.runs,
+            only=args.only,
+        )
     else:
         default = Path(os.environ.get("HANNA_DATA", REPO.parent / "shared" / "data" / "hanna"))
         main(args.hanna_dir or default)

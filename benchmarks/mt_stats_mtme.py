@@ -17,17 +17,20 @@ metric 0 and one metric in five from metric 1 on take integer scores 0 to 100, w
 Metrics 0 and 1 have noise of the same size (a near tie: p-values of their comparison fall
 anywhere in (0, 1)).
 
-Each statistic runs on the same data in the same process. Ours is timed warm (a first call
-compiles or loads the Numba cache). Where mt-metrics-eval's run over all the
-metrics (or all the resamples) would take minutes, it runs on a stated subset and its time is
-scaled linearly to the work ours did (per metric, per pair of metrics, per resample), as the
-table's notes say. Agreement: closed forms, the largest absolute difference over what both
-computed (tie calibration: also its epsilon); resampling, the Monte Carlo z-score of the
-difference of two independent estimates of the same p-value, |p1 - p2| / sqrt(p (1 - p)
-(1 / k1 + 1 / k2)) with p pooled, DISAGREE above 4 (compared where mt-metrics-eval drew at
-least 10 resamples; its observed difference is compared always); soft pairwise accuracy is
-checked with mt-metrics-eval's own sign draws given to ours (then the two differ only by its
-float32 arithmetic). mt-metrics-eval is timed once (best of 3 where a run is under a second).
+Each statistic runs on the same data in the same process. Each side is timed ``runs`` times
+(``--runs``, default 5) and its median reported, ours warm (a first, untimed call compiles or
+loads the Numba cache); the ratio is that of the two medians (the correlation rows alternate
+the two sides' runs, so that a load on a shared machine falls on both alike). ``--only WORD``
+runs the rows whose name holds WORD (``--only Kendall``: the Kendall rows). Where
+mt-metrics-eval's run over all the metrics (or all the resamples) would take minutes, it runs
+on a stated subset and its time is scaled linearly to the work ours did (per metric, per pair
+of metrics, per resample), as the table's notes say. Agreement: closed forms, the largest
+absolute difference over what both computed (tie calibration: also its epsilon); resampling,
+the Monte Carlo z-score of the difference of two independent estimates of the same p-value,
+|p1 - p2| / sqrt(p (1 - p) (1 / k1 + 1 / k2)) with p pooled, DISAGREE above 4 (compared where
+mt-metrics-eval drew at least 10 resamples; its observed difference is compared always); soft
+pairwise accuracy is checked with mt-metrics-eval's own sign draws given to ours (then the two
+differ only by its float32 arithmetic).
 """
 
 from __future__ import annotations
@@ -143,38 +146,46 @@ def load_mtme(path: Path) -> MTME:
 # ---------------------------------------------------------------------------------- timing
 
 
-def warm(repeats: int, f, *args, small=None, **kwargs):
-    """``(best seconds, result)`` after one untimed call that compiles or loads the Numba
-    cache: on ``small`` (other positional arguments of the same types) when given. At least
-    ``repeats`` timed calls, and more (up to 10,000) until they add up to half a second (two
-    seconds for calls under 10 ms): on a shared machine a short call is often held up by a few
-    milliseconds (a Numba thread waiting for a core), and the best of many is the call's own
-    time."""
-    result = f(*(args if small is None else small), **kwargs)
-    best, total, runs = np.inf, 0.0, 0
-    while runs < repeats or (total < (2.0 if best < 0.01 else 0.5) and runs < 10_000):
+#: Timed runs of each side per row (``--runs``); the rows report their medians.
+RUNS = 5
+
+
+def warm(f, *args, small=None, **kwargs):
+    """``(median seconds of RUNS calls, result)`` after one untimed call that compiles or
+    loads the Numba cache: on ``small`` (other positional arguments of the same types) when
+    given."""
+    f(*(args if small is None else small), **kwargs)
+    return median_of(f, *args, **kwargs)
+
+
+def median_of(f, *args, seed=None, **kwargs):
+    """``(median seconds of RUNS calls, the first call's value)``; with ``seed``, numpy's
+    legacy global state is seeded before each call (mt-metrics-eval draws from it), so that
+    every call does the same work."""
+    times, value = [], None
+    for run in range(RUNS):
+        if seed is not None:
+            np.random.seed(seed)  # noqa: NPY002 (MTME draws from the legacy global state)
         start = time.perf_counter()
         result = f(*args, **kwargs)
-        seconds = time.perf_counter() - start
-        best, total, runs = min(best, seconds), total + seconds, runs + 1
-    return best, result
+        times.append(time.perf_counter() - start)
+        value = result if run == 0 else value
+    return float(np.median(times)), value
 
 
-def once(f, *args, **kwargs):
-    start = time.perf_counter()
-    value = f(*args, **kwargs)
-    return time.perf_counter() - start, value
-
-
-def best_of(f, *args, within=1.0, runs=3, **kwargs):
-    """``once`` of a deterministic call, repeated (best of ``runs``) when it is quicker than
-    ``within`` seconds: short runs are the noisiest on a shared machine."""
-    seconds, value = once(f, *args, **kwargs)
-    for _ in range(runs - 1):
-        if seconds * runs > within:
-            break
-        seconds = min(seconds, once(f, *args, **kwargs)[0])
-    return seconds, value
+def alternating(ours, theirs):
+    """``((median seconds, value) of ours, (median seconds, value) of theirs)``: RUNS calls of
+    each, one after the other (ours, theirs, ours, ...), so that a load on the shared machine
+    falls on both sides alike; ``ours`` warm (called once beforehand)."""
+    times = ([], [])
+    values = [None, None]
+    for run in range(RUNS):
+        for side, f in enumerate((ours, theirs)):
+            start = time.perf_counter()
+            value = f()
+            times[side].append(time.perf_counter() - start)
+            values[side] = value if run == 0 else values[side]
+    return tuple((float(np.median(t)), v) for t, v in zip(times, values, strict=True))
 
 
 @dataclass
@@ -231,7 +242,7 @@ def per_measure(x) -> np.ndarray:
 # ------------------------------------------------------------------------------ statistics
 
 
-def run_size(mtme: MTME, segments: int, metrics: int, seed: int) -> list[Row]:
+def run_size(mtme: MTME, segments: int, metrics: int, seed: int, only=None) -> list[Row]:
     stats = mtme.stats
     H, M = wmt_data(segments, metrics=metrics, seed=seed)
     S = H.shape[2]
@@ -247,8 +258,13 @@ def run_size(mtme: MTME, segments: int, metrics: int, seed: int) -> list[Row]:
     rows: list[Row] = []
     small = (H[:, :40], M[:2, :40])  # compiles the same code as the full cubes
 
+    def wanted(*names):
+        return only is None or any(only.lower() in name.lower() for name in names)
+
     def add(name, ours, theirs, agreement, note=""):
-        """One row; ``theirs``: MTME's seconds, already scaled to ours' work."""
+        """One row; ``theirs``: MTME's seconds (median), already scaled to ours' work."""
+        if not wanted(name):
+            return
         rows.append(Row(name, segments, ours, theirs, agreement[0], agreement[1], note))
         r = rows[-1]
         print(
@@ -274,22 +290,19 @@ def run_size(mtme: MTME, segments: int, metrics: int, seed: int) -> list[Row]:
     )
     for label, average_by, options, n in groupings:
         for method in ("pearson", "kendall"):
-            t_ours, res = warm(
-                3,  # the first full-size call pays fresh memory; a shared core is at times taken
-                level_correlation,
-                H,
-                M,
-                small=small,
-                method=method,
-                **options,
-            )
+            name = f"seg {'Pearson' if method == 'pearson' else 'Kendall tau-b'}, {label}"
+            if not wanted(name):
+                continue
             fn = "Pearson" if method == "pearson" else "Kendall"
-            t_mtme, theirs = best_of(
+            level_correlation(*small, method=method, **options)  # compiles or loads the cache
+            (t_ours, res), (t_mtme, theirs) = alternating(
+                lambda method=method, options=options: level_correlation(
+                    H, M, method=method, **options
+                ),
                 lambda fn=fn, n=n, ab=average_by: [
                     getattr(c, fn)(average_by=ab)[0] for c in corr[:n]
-                ]
+                ],
             )
-            name = f"seg {'Pearson' if method == 'pearson' else 'Kendall tau-b'}, {label}"
             add(name, t_ours, t_mtme * K / n, closed(res.statistic[0, :n], theirs), part(n, K))
 
     # System level, from the system scores (mt-metrics-eval reads them from .sys.score files;
@@ -297,215 +310,239 @@ def run_size(mtme: MTME, segments: int, metrics: int, seed: int) -> list[Row]:
     Hs, Ms = H.mean(axis=1, keepdims=True), M.mean(axis=1, keepdims=True)
     gold_sys = Hs[0, 0].tolist()
     for method in ("pearson", "kendall"):
-        t_ours, res = warm(50, level_correlation, Hs, Ms, level="system", method=method)
         fn = "Pearson" if method == "pearson" else "Kendall"
+        name = f"sys {fn}{' tau-b' if fn == 'Kendall' else ''} (system scores given)"
+        if not wanted(name):
+            continue
 
         def sys_level(fn=fn):
             return [getattr(stats.Correlation(S, gold_sys, m[0].tolist()), fn)()[0] for m in Ms]
 
-        t_mtme, theirs = best_of(sys_level)
+        level_correlation(Hs, Ms, level="system", method=method)  # compiles or loads the cache
+        (t_ours, res), (t_mtme, theirs) = alternating(
+            lambda method=method: level_correlation(Hs, Ms, level="system", method=method),
+            sys_level,
+        )
         add(
-            f"sys {fn}{' tau-b' if fn == 'Kendall' else ''} (system scores given)",
+            name,
             t_ours,
             t_mtme,
             closed(res.statistic[0], theirs),
         )
 
-    # Pairwise accuracy with ties, epsilon 0, by item (MTME: KendallVariants acc23).
-    t_ours, res = warm(
-        3 if segments <= 5000 else 2, pairwise_accuracy, H, M, small=small, level="item"
-    )
-    t_mtme, theirs = best_of(
-        lambda: [c.KendallVariants(average_by="item", variant="acc23")[0] for c in corr[:slow]]
-    )
-    add(
-        "acc_eq (epsilon 0), by item",
-        t_ours,
-        t_mtme * K / slow,
-        closed(res.statistic[0, :slow], theirs),
-        part(slow, K),
-    )
-
-    # Tie calibration, by item (MTME: KendallWithTiesOpt, sample_rate 1).
-    t_ours, cal = warm(1, tie_calibration, H, M, small=small, level="item")
-    theirs, t_cal = [], 0.0
-    n_cal = 3 if segments <= 5000 else 2  # 0 and 1: integer scores; 2: continuous
-    for m in range(n_cal):  # Correlation.KendallWithTiesOpt calls it alike but drops the threshold
-        t, out = once(
-            stats.KendallWithTiesOpt,
-            gold,
-            vectors[m],
-            variant="acc23",
-            num_sys=S,
-            average_by="item",
-            sample_rate=1.0,
+    if wanted("acc_eq (epsilon 0), by item"):
+        # Pairwise accuracy with ties, epsilon 0, by item (MTME: KendallVariants acc23).
+        t_ours, res = warm(pairwise_accuracy, H, M, small=small, level="item")
+        t_mtme, theirs = median_of(
+            lambda: [c.KendallVariants(average_by="item", variant="acc23")[0] for c in corr[:slow]]
         )
-        t_cal += t / n_cal  # seconds per metric
-        theirs.append(out[:2])
-    eps = [e for _, e in theirs]
-    text, ok = closed(cal.statistic[0, :n_cal], [a for a, _ in theirs], "max |d acc|")
-    ours_eps = per_measure(cal.epsilon)[:n_cal]
-    eps_rel = float(np.max(np.abs(ours_eps - eps) / np.maximum(eps, 1e-300)))
-    add(
-        "tie calibration acc_eq, by item",
-        t_ours,
-        t_cal * K,
-        (f"{text}, eps rel {eps_rel:.1e}", ok and eps_rel <= 1e-9),
-        part(n_cal, K),
-    )
+        add(
+            "acc_eq (epsilon 0), by item",
+            t_ours,
+            t_mtme * K / slow,
+            closed(res.statistic[0, :slow], theirs),
+            part(slow, K),
+        )
 
-    # Calibrated pairwise permutation test (MTME: PairwisePermutationSigDiff, acc23, by item),
-    # metrics 0 and 1; ours calibrates them too, MTME's calibration time is added.
-    pairs = S * (S - 1) // 2
-    P = int(min(1000, 2**28 // (segments * pairs)) // 10 * 10)
-    t_ours, res = warm(
-        1,
-        calibrated_permutation_test,
-        H,
-        M[:2],
-        small=small,
-        level="item",
-        permutations=P,
-        seed=seed,
-    )
-    np.random.seed(seed)  # noqa: NPY002 (MTME draws from the legacy global state)
-    t_mtme, (p_m, delta_m, k_used, _) = once(
-        stats.PairwisePermutationSigDiff,
-        corr[0],
-        corr[1],
-        "acc23",
-        "item",
-        k_item,
-        stats.PermutationSigDiffParams(block_size=k_item),
-        eps[0],
-        eps[1],
-    )
-    p_o, d_o = pvalue_matrix(res)[1, 0], np.asarray(res.delta).reshape(-1, 2, 2)[0][1, 0]
-    add(
-        f"calibrated pair permutation, by item ({P} perm.)",
-        t_ours,
-        2 * t_cal + t_mtme * P / k_used,
-        resampled(p_o, P, p_m, k_used, d_o, delta_m),
-        f"MTME ran {k_used} resamples (epsilons given), time scaled to {P}, plus its 2 "
-        "calibrations (tie calibration row)",
-    )
+    if wanted("tie calibration acc_eq, by item", "calibrated pair permutation"):
+        # Tie calibration, by item (MTME: KendallWithTiesOpt, sample_rate 1).
+        t_ours, cal = warm(tie_calibration, H, M, small=small, level="item")
+        theirs, t_cal = [], 0.0
+        n_cal = 3 if segments <= 5000 else 2  # 0 and 1: integer scores; 2: continuous
+        for m in range(
+            n_cal
+        ):  # Correlation.KendallWithTiesOpt calls it alike but drops the threshold
+            t, out = median_of(
+                stats.KendallWithTiesOpt,
+                gold,
+                vectors[m],
+                variant="acc23",
+                num_sys=S,
+                average_by="item",
+                sample_rate=1.0,
+            )
+            t_cal += t / n_cal  # seconds per metric
+            theirs.append(out[:2])
+        eps = [e for _, e in theirs]
+        text, ok = closed(cal.statistic[0, :n_cal], [a for a, _ in theirs], "max |d acc|")
+        ours_eps = per_measure(cal.epsilon)[:n_cal]
+        eps_rel = float(np.max(np.abs(ours_eps - eps) / np.maximum(eps, 1e-300)))
+        add(
+            "tie calibration acc_eq, by item",
+            t_ours,
+            t_cal * K,
+            (f"{text}, eps rel {eps_rel:.1e}", ok and eps_rel <= 1e-9),
+            part(n_cal, K),
+        )
 
-    # PERM-BOTH, Pearson by item, metrics 0 and 1 (MTME: PermutationSigDiff).
-    P = 1000 if segments <= 5000 else 200
-    t_ours, res = warm(
-        1,
-        permutation_test_pairs,
-        M[:2],
-        H[0],
-        small=(small[1], small[0][0]),
-        level="item",
-        method="pearson",
-        permutations=P,
-        alternative="greater",
-        seed=seed,
-    )
-    np.random.seed(seed)  # noqa: NPY002 (MTME draws from the legacy global state)
-    t_mtme, (p_m, delta_m, k_used, _) = once(
-        stats.PermutationSigDiff,
-        corr[0],
-        corr[1],
-        scipy.stats.pearsonr,
-        "item",
-        k_item,
-        stats.PermutationSigDiffParams(block_size=k_item),
-    )
-    p_o, d_o = pvalue_matrix(res)[1, 0], res.delta[1, 0]
-    add(
-        f"PERM-BOTH Pearson, by item, 1 pair ({P} perm.)",
-        t_ours,
-        t_mtme * P / k_used,
-        resampled(p_o, P, p_m, k_used, d_o, delta_m),
-        part(k_used, P, "resamples"),
-    )
+    if wanted("calibrated pair permutation"):
+        # Calibrated pairwise permutation test (MTME: PairwisePermutationSigDiff, acc23, by item),
+        # metrics 0 and 1; ours calibrates them too, MTME's calibration time is added.
+        pairs = S * (S - 1) // 2
+        P = int(min(1000, 2**28 // (segments * pairs)) // 10 * 10)
+        t_ours, res = warm(
+            calibrated_permutation_test,
+            H,
+            M[:2],
+            small=small,
+            level="item",
+            permutations=P,
+            seed=seed,
+        )
+        t_mtme, (p_m, delta_m, k_used, _) = median_of(
+            stats.PairwisePermutationSigDiff,
+            corr[0],
+            corr[1],
+            "acc23",
+            "item",
+            k_item,
+            stats.PermutationSigDiffParams(block_size=k_item),
+            eps[0],
+            eps[1],
+            seed=seed,
+        )
+        p_o, d_o = pvalue_matrix(res)[1, 0], np.asarray(res.delta).reshape(-1, 2, 2)[0][1, 0]
+        add(
+            f"calibrated pair permutation, by item ({P} perm.)",
+            t_ours,
+            2 * t_cal + t_mtme * P / k_used,
+            resampled(p_o, P, p_m, k_used, d_o, delta_m),
+            f"MTME ran {k_used} resamples (epsilons given), time scaled to {P}, plus its 2 "
+            "calibrations (tie calibration row)",
+        )
 
-    # Significance clusters, WMT22 style: PERM-BOTH Pearson with no grouping for every pair of
-    # a few metrics, then the clusters (MTME: data.CompareMetrics).
-    chosen = [0, 1, 10, 30][: 4 if segments <= 5000 else 3]
-    chosen = [c for c in chosen if c < K]
-    P = 1000 if segments <= 5000 else 200
-    k_clu = max(10, 100_000 // segments)
-    n_pairs = len(chosen) * (len(chosen) - 1) // 2
-
-    def ours_clusters(X, h):
-        r = permutation_test_pairs(
-            X,
-            h,
-            level="global",
+    if wanted("PERM-BOTH Pearson, by item"):
+        # PERM-BOTH, Pearson by item, metrics 0 and 1 (MTME: PermutationSigDiff).
+        P = 1000 if segments <= 5000 else 200
+        t_ours, res = warm(
+            permutation_test_pairs,
+            M[:2],
+            H[0],
+            small=(small[1], small[0][0]),
+            level="item",
             method="pearson",
             permutations=P,
             alternative="greater",
             seed=seed,
         )
-        return r, significance_clusters(r.statistic, pvalue_matrix(r), alpha=0.05)
-
-    t_ours, (res, ranks) = warm(1, ours_clusters, M[chosen], H[0], small=(M[:3, :40], H[0, :40]))
-    np.random.seed(seed)  # noqa: NPY002 (MTME draws from the legacy global state)
-    names = [f"m{c:02d}" for c in chosen]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        t_mtme, (their, sig, _, _) = once(
-            mtme.compare_metrics,
-            dict(zip(names, (corr[c] for c in chosen), strict=True)),
+        t_mtme, (p_m, delta_m, k_used, _) = median_of(
+            stats.PermutationSigDiff,
+            corr[0],
+            corr[1],
             scipy.stats.pearsonr,
-            "none",
-            k_clu,
-            stats.PermutationSigDiffParams(block_size=k_clu),
-            0.05,
+            "item",
+            k_item,
+            stats.PermutationSigDiffParams(block_size=k_item),
+            seed=seed,
         )
-    order = list(their)
-    their_ranks = [their[n][1] for n in names]
-    ours_p = pvalue_matrix(res)
-    zs = [
-        mc_z(ours_p[names.index(a), names.index(b)], P, sig[i, j], k_clu)
-        for i, a in enumerate(order)
-        for j, b in enumerate(order)
-        if j > i
-    ]
-    same = list(map(int, ranks)) == their_ranks
-    text = (
-        f"ranks {'equal' if same else 'DIFFER'} {their_ranks}, max z {max(zs):.1f}, "
-        f"d r {np.max(np.abs(res.statistic - [their[n][0] for n in names])):.0e}"
-    )
-    add(
-        f"clusters, PERM-BOTH Pearson no grouping ({P} perm.)",
-        t_ours,
-        t_mtme * P / k_clu,
-        (text, same and max(zs) <= Z_MAX),
-        f"{len(chosen)} metrics ({n_pairs} pairs) on both sides; {part(k_clu, P, 'resamples')}",
-    )
+        p_o, d_o = pvalue_matrix(res)[1, 0], res.delta[1, 0]
+        add(
+            f"PERM-BOTH Pearson, by item, 1 pair ({P} perm.)",
+            t_ours,
+            t_mtme * P / k_used,
+            resampled(p_o, P, p_m, k_used, d_o, delta_m),
+            part(k_used, P, "resamples"),
+        )
 
-    # Soft pairwise accuracy (MTME: Correlation.PairwiseConfidenceError, 1000 permutations).
-    t_ours, _ = warm(2, soft_pairwise_accuracy, H, M, small=small, permutations=1000, seed=seed)
-    t_mtme, theirs = best_of(lambda: [c.PairwiseConfidenceError()[0] for c in corr[:cheap]])
-    draws = np.random.default_rng(4).random(size=(1000, segments), dtype=np.float32)
-    signs = 2.0 * np.rint(draws).astype(np.float64) - 1.0  # pce.compute_pairwise_p_values' draw
-    same_signs = soft_pairwise_accuracy(H, M[:cheap], signs=signs).statistic[0]
-    add(
-        "soft pairwise accuracy (1000 perm.)",
-        t_ours,
-        t_mtme * K / cheap,
-        closed(same_signs, theirs, "same signs: max |diff|", SPA_TOL),
-        part(cheap, K),
-    )
+    if wanted("clusters, PERM-BOTH Pearson no grouping"):
+        # Significance clusters, WMT22 style: PERM-BOTH Pearson with no grouping for every pair of
+        # a few metrics, then the clusters (MTME: data.CompareMetrics).
+        chosen = [0, 1, 10, 30][: 4 if segments <= 5000 else 3]
+        chosen = [c for c in chosen if c < K]
+        P = 1000 if segments <= 5000 else 200
+        k_clu = max(10, 100_000 // segments)
+        n_pairs = len(chosen) * (len(chosen) - 1) // 2
+
+        def ours_clusters(X, h):
+            r = permutation_test_pairs(
+                X,
+                h,
+                level="global",
+                method="pearson",
+                permutations=P,
+                alternative="greater",
+                seed=seed,
+            )
+            return r, significance_clusters(r.statistic, pvalue_matrix(r), alpha=0.05)
+
+        t_ours, (res, ranks) = warm(ours_clusters, M[chosen], H[0], small=(M[:3, :40], H[0, :40]))
+        names = [f"m{c:02d}" for c in chosen]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t_mtme, (their, sig, _, _) = median_of(
+                mtme.compare_metrics,
+                dict(zip(names, (corr[c] for c in chosen), strict=True)),
+                scipy.stats.pearsonr,
+                "none",
+                k_clu,
+                stats.PermutationSigDiffParams(block_size=k_clu),
+                0.05,
+                seed=seed,
+            )
+        order = list(their)
+        their_ranks = [their[n][1] for n in names]
+        ours_p = pvalue_matrix(res)
+        zs = [
+            mc_z(ours_p[names.index(a), names.index(b)], P, sig[i, j], k_clu)
+            for i, a in enumerate(order)
+            for j, b in enumerate(order)
+            if j > i
+        ]
+        same = list(map(int, ranks)) == their_ranks
+        text = (
+            f"ranks {'equal' if same else 'DIFFER'} {their_ranks}, max z {max(zs):.1f}, "
+            f"d r {np.max(np.abs(res.statistic - [their[n][0] for n in names])):.0e}"
+        )
+        add(
+            f"clusters, PERM-BOTH Pearson no grouping ({P} perm.)",
+            t_ours,
+            t_mtme * P / k_clu,
+            (text, same and max(zs) <= Z_MAX),
+            f"{len(chosen)} metrics ({n_pairs} pairs) on both sides; {part(k_clu, P, 'resamples')}",
+        )
+
+    if wanted("soft pairwise accuracy"):
+        # Soft pairwise accuracy (MTME: Correlation.PairwiseConfidenceError, 1000 permutations).
+        t_ours, _ = warm(soft_pairwise_accuracy, H, M, small=small, permutations=1000, seed=seed)
+        t_mtme, theirs = median_of(lambda: [c.PairwiseConfidenceError()[0] for c in corr[:cheap]])
+        draws = np.random.default_rng(4).random(size=(1000, segments), dtype=np.float32)
+        signs = 2.0 * np.rint(draws).astype(np.float64) - 1.0  # pce.compute_pairwise_p_values' draw
+        same_signs = soft_pairwise_accuracy(H, M[:cheap], signs=signs).statistic[0]
+        add(
+            "soft pairwise accuracy (1000 perm.)",
+            t_ours,
+            t_mtme * K / cheap,
+            closed(same_signs, theirs, "same signs: max |diff|", SPA_TOL),
+            part(cheap, K),
+        )
+
     return rows
 
 
-def main(path: Path, segment_sizes: list[int], metrics: int = 50, seed: int = 0) -> None:
+def main(
+    path: Path,
+    segment_sizes: list[int],
+    metrics: int = 50,
+    seed: int = 0,
+    runs: int = RUNS,
+    only: str | None = None,
+) -> None:
+    global RUNS
+    RUNS = runs
     mtme = load_mtme(path)
     print(f"mt-metrics-eval from {path} ({mtme.commit}); {mtme.how_data}")
     print(
-        "ours: hanna_stats.kernels, warm; MTME: its own functions, on the same data; "
-        "MTME (s) is scaled to ours' work where it ran on part of it (notes)"
+        f"ours: hanna_stats.kernels, warm; MTME: its own functions, on the same data; each "
+        f"side the median of {runs} runs; MTME (s) is scaled to ours' work where it ran on "
+        "part of it (notes)"
     )
     rows = []
     for segments in segment_sizes:
-        rows += run_size(mtme, segments, metrics, seed)
-    print("\n| statistic | segments | ours (s) | MTME (s) | ratio | agreement | |")
+        rows += run_size(mtme, segments, metrics, seed, only)
+    print(
+        f"\n| statistic | segments | ours (s, median of {runs}) | MTME (s, median of {runs}) "
+        "| ratio | agreement | |"
+    )
     print("|---|---:|---:|---:|---:|---|---|")
     for r in rows:
         marks = []

@@ -270,6 +270,20 @@ MUTATIONS = (
         "return _kendall_asymptotic_pvalue(counts, alternative)",
         ("tests/kernels/test_pvalue_methods.py::test_kendall_matches_scipy_kendalltau",),
     ),
+    Mutation(
+        "task_set wmt23 pooled accuracy weighted as one pair",
+        "hanna_stats/analyses/tasks.py",
+        "weights = np.array([len(lps)] + [1] * (len(tasks) - 1), dtype=float)",
+        "weights = np.ones(len(tasks))",
+        ("tests/analyses/test_tasks.py::test_wmt23_equals_mtme",),
+    ),
+    Mutation(
+        "task average draws not rescaled by the task's range",
+        "hanna_stats/kernels/task_average.py",
+        "null += w * np.resize(d, (K, M, M)) / (high - low)",
+        "null += w * np.resize(d, (K, M, M))",
+        ("tests/analyses/test_tasks.py::test_pvalues_within_monte_carlo_error",),
+    ),
 )
 
 

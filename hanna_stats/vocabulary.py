@@ -90,6 +90,9 @@ RatedKind = Literal["human", "llm-judge", "metric"]
 Against = Literal["criteria", "metrics", "inter-criteria", "all"]
 #: Tie-calibrated statistics.
 TieStatistic = Literal["acc_eq", "tau_eq"]
+#: The WMT metrics tasks' task sets (mt-metrics-eval's ``tasks.WMT23`` ... ``WMT25``).
+TaskSetName = Literal["wmt23", "wmt24", "wmt24-on-wmt23", "wmt25"]
+
 #: What a calibrated permutation swaps: outcomes per pair, or z-scored scores per cell.
 SwapUnit = Literal["pairs", "scores"]
 #: Order of the (input, system) cells when the global level pools them into one vector: input
@@ -105,10 +108,17 @@ Reference = Literal["panel", "others"]
 #: What a value outside its measure's scale does at ingest.
 ScalePolicy = Literal["error", "missing", "clip", "keep"]
 #: Output formats of every command that prints a table.
-OutputFormat = Literal["table", "csv", "json"]
+OutputFormat = Literal["table", "csv", "json", "latex"]
 #: Dataset formats of ``ingest`` (see :data:`hanna_stats.store.formats.FORMATS`).
 DataFormat = Literal[
-    "hanna-metric-scores", "hanna-llm", "hanna-annotations", "tidy", "summeval", "wmt", "hanna-dir"
+    "hanna-metric-scores",
+    "hanna-llm",
+    "hanna-annotations",
+    "tidy",
+    "summeval",
+    "wmt",
+    "wmt25",
+    "hanna-dir",
 ]
 
 #: The name HANNA's ingests give the study (the report numbers the paper's figures for it).
@@ -154,6 +164,7 @@ WORDS: dict[str, tuple[str, ...]] = {
     "against": get_args(Against),
     "tie_statistic": get_args(TieStatistic),
     "swap": get_args(SwapUnit),
+    "task_set": get_args(TaskSetName),
     "cell_order": get_args(CellOrder),
     "subsets": get_args(Subsets),
     "reference": get_args(Reference),

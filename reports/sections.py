@@ -843,6 +843,17 @@ def borda(ctx: Context) -> Section:
     return section
 
 
+#: Uninformative metrics simulated per metric and criterion for the chance baseline of the
+#: tie-calibration section (its standard error is in the table).
+CHANCE_DRAWS = 100
+
+
+def _median_chance(frame: pl.DataFrame) -> float | None:
+    """The median of the ``chance`` column (None when it has no value)."""
+    median = frame["chance"].median()
+    return None if median is None else float(median)
+
+
 def tie_calibration(ctx: Context) -> Section:
     """Pairwise accuracy with tie calibration (Deutsch, Foster and Freitag 2023), as the WMT
     metrics tasks report it."""
@@ -854,19 +865,29 @@ def tie_calibration(ctx: Context) -> Section:
         "included: a metric ties a pair when its "
         "scores differ by at most epsilon, the epsilon that maximises its accuracy (Deutsch, "
         'Foster and Freitag 2023, "Ties Matter"; the WMT metrics tasks\' statistic). Bars: mean '
-        "over the criteria.",
+        "over the criteria. Chance: the acc_eq of a metric with no information about the "
+        "criterion, the metric's own scores permuted within each input (at system level, "
+        "across the systems) and tie-calibrated "
+        f"afresh (mean of {CHANCE_DRAWS} permutations, chance_se its Monte Carlo standard "
+        "error).",
     )
     why = ctx.missing(criteria=True, metrics=True, systems=3)
     if why:
         return _absent(section, why)
     frame = pl.concat(
         [
-            an.calibrated_accuracy(ctx.study, level=level, kinds=ctx.settings.kinds)
+            an.calibrated_chance(
+                ctx.study,
+                level=level,
+                kinds=ctx.settings.kinds,
+                draws=CHANCE_DRAWS,
+                seed=ctx.settings.seed,
+            )
             for level in LEVELS
         ]
     )
     means = frame.group_by("level", "measure", maintain_order=True).agg(
-        pl.col("statistic").mean().alias("mean_acc_eq")
+        pl.col("statistic").mean().alias("mean_acc_eq"), pl.col("chance").mean().alias("chance")
     )
     for level in LEVELS:
         top = means.filter(pl.col("level") == level).sort(
@@ -881,17 +902,21 @@ def tie_calibration(ctx: Context) -> Section:
                 y="measure",
                 title=f"Top 15 metrics by tie-calibrated acc_eq, {ctx.level_name(level)} level",
                 start=None,
-                reference=0.5,
+                reference=_median_chance(top.head(15)),
                 subtitle=[
-                    "Dashed line: 0.5, not chance: a metric ordering pairs at random is right on",
-                    "half of the pairs the humans do not tie and on none of those they tie",
+                    "Dashed line: chance, the median over these metrics of the mean acc_eq of an",
+                    "uninformative metric (each metric's own is in its tooltip)",
                 ],
             )
         )
     section.blocks.append(
         Table(
             "tie_calibration",
-            ctx.shown(frame.select("measure", "against", "level", "statistic", "epsilon")),
+            ctx.shown(
+                frame.select(
+                    "measure", "against", "level", "statistic", "epsilon", "chance", "chance_se"
+                )
+            ),
             "Tie-calibrated pairwise accuracy per metric and criterion",
             max_rows=20,
         )

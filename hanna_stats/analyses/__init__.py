@@ -19,7 +19,8 @@ on the Study, so calling several analyses costs little more than the first.
 - :mod:`~hanna_stats.analyses.resampling`: :func:`correlation_ci` (bootstrap confidence
   intervals) and :func:`permutation_test` (PERM-BOTH);
 - :mod:`~hanna_stats.analyses.accuracy` (the MT metrics tasks' statistics):
-  :func:`calibrated_accuracy` (tie-calibrated acc_eq / tau_eq), :func:`calibrated_comparison`
+  :func:`calibrated_accuracy` (tie-calibrated acc_eq / tau_eq), :func:`calibrated_chance` (the
+  same beside its chance baseline), :func:`calibrated_comparison`
   (pairwise permutation tests of calibrated measures), :func:`spa` (soft pairwise accuracy);
 - :mod:`~hanna_stats.analyses.rankings`: :func:`borda` count (Tab. 6), :func:`topk` systems
   (Fig. 8), :func:`metric_clusters` (significance clusters of a leaderboard);
@@ -57,6 +58,7 @@ _HOME = {
     "measure_families": "overview",
     "study_counts": "overview",
     "borda": "rankings",
+    "autorank": "rankings",
     "topk": "rankings",
     "correlation_ci": "resampling",
     "permutation_test": "resampling",
@@ -71,8 +73,13 @@ _HOME = {
     "judge_scale": "overview",
     "judge_williams": "significance",
     "calibrated_accuracy": "accuracy",
+    "calibrated_chance": "accuracy",
     "calibrated_comparison": "accuracy",
     "spa": "accuracy",
+    "pooled_accuracy": "pairwise",
+    "pdp_correlation": "pairwise",
+    "kendall_like": "pairwise",
+    "task_ranking": "tasks",
     "metric_clusters": "rankings",
     "given_left_out": "_common",
     "AnalysisCall": "_common",

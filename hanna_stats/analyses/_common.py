@@ -89,7 +89,9 @@ def analysis_calls() -> Iterator[list[AnalysisCall]]:
         _RECORDERS.reset(token)
 
 
-def analysis(function: Callable[..., pl.DataFrame]) -> Callable[..., pl.DataFrame]:
+def analysis(
+    function: Callable[..., pl.DataFrame] | None = None, *, whole_study: bool = False
+) -> Any:
     """Make ``function`` (data first, then keywords) an analysis: each outermost call is
     recorded as an :class:`AnalysisCall` (its name and every argument after the first, defaults
     applied) by the :func:`analysis_calls` blocks it runs in; it returns the function's
@@ -103,6 +105,9 @@ def analysis(function: Callable[..., pl.DataFrame]) -> Callable[..., pl.DataFram
     and each :class:`~hanna_stats.progress.StudyNote` too); ``subsets="pooled"`` analyses every
     subset's items together. A study of one subset or none is analysed as it is, and an
     analysis called inside another runs on the study it is given (the outer call decides).
+    ``@analysis(whole_study=True)``: the analysis takes the subsets of the study itself (a WMT
+    task set pools some pairs and splits others as its tasks say), gets no ``subsets``
+    keyword and always runs on the whole study it is given.
 
     Examples
     --------
@@ -110,13 +115,15 @@ def analysis(function: Callable[..., pl.DataFrame]) -> Callable[..., pl.DataFram
     >>> correlate(wmt_study, level="system")                        # doctest: +SKIP
     >>> correlate(wmt_study, level="system", subsets="pooled")      # doctest: +SKIP
     """
+    if function is None:
+        return functools.partial(analysis, whole_study=whole_study)
     signature = inspect.signature(function)
     first = next(iter(signature.parameters))
-    on_study = signature.parameters[first].annotation in ("Study", Study)
+    splits = not whole_study and signature.parameters[first].annotation in ("Study", Study)
 
     @functools.wraps(function)
     def run(*args: Any, **kwargs: Any) -> pl.DataFrame:
-        subsets = check("subsets", kwargs.pop("subsets", DEFAULTS["subsets"])) if on_study else None
+        subsets = check("subsets", kwargs.pop("subsets", DEFAULTS["subsets"])) if splits else None
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         study, nested = bound.arguments[first], _INSIDE.get()
@@ -130,13 +137,13 @@ def analysis(function: Callable[..., pl.DataFrame]) -> Callable[..., pl.DataFram
             _INSIDE.reset(token)
         if not nested:
             settings = {k: v for k, v in bound.arguments.items() if k != first}
-            if on_study:
+            if splits:
                 settings["subsets"] = subsets
             for calls in _RECORDERS.get():
                 calls.append(AnalysisCall(function.__name__, settings))
         return frame
 
-    if on_study:
+    if splits:
         extra = inspect.Parameter(
             "subsets",
             inspect.Parameter.KEYWORD_ONLY,

@@ -3,6 +3,8 @@ DataFrames.
 
 - :func:`calibrated_accuracy`: tie-calibrated pairwise accuracy (acc_eq) or tau_eq of every
   automatic measure with every criterion (:func:`hanna_stats.kernels.tie_calibration`);
+- :func:`calibrated_chance`: the same beside its chance baseline, the statistic of a metric with
+  no information about the criterion (:func:`~hanna_stats.kernels.chance_accuracy`);
 - :func:`calibrated_comparison`: pairwise permutation tests between tie-calibrated measures
   (:func:`~hanna_stats.kernels.calibrated_permutation_test`);
 - :func:`spa`: soft pairwise accuracy (:func:`~hanna_stats.kernels.soft_pairwise_accuracy`).
@@ -37,6 +39,7 @@ from hanna_stats.analyses._common import (
 )
 from hanna_stats.kernels import (
     calibrated_permutation_test,
+    chance_accuracy,
     soft_pairwise_accuracy,
     tie_calibration,
 )
@@ -163,19 +166,16 @@ def calibrated_accuracy(
         One row per (measure, criterion): ``measure, against, level, method, group_by,
         statistic, epsilon, n_groups, n_skipped`` (``method`` is the statistic's name).
     """
-    level = check_level(level)
-    check_system_scores(system_scores, level)
-    check_bool("include_human", include_human)
-    cube = criteria_cube(study, check_kinds(kinds), include_human, system_scores)
-    criteria, measures = _split(cube)
-    criteria = _select_criterion(study, cube, criteria, criterion)
+    level, cube, criteria, measures, fixed = _calibration_cubes(
+        study, level, system_scores, include_human, kinds, criterion, epsilon
+    )
     res = tie_calibration(
         cube.values[criteria],
         cube.values[measures],
         level=level,
         statistic=statistic,
         group_by=group_by,
-        epsilon=_fixed_epsilons(epsilon, [cube.measures[m] for m in measures], len(criteria)),
+        epsilon=fixed,
     )
     return _pairs_frame(
         cube,
@@ -183,13 +183,130 @@ def calibrated_accuracy(
         criteria,
         CALIBRATED_ACCURACY_SCHEMA,
         {
-            "level": level,
-            "method": statistic,
-            "group_by": group_by if level == "item" else None,
-            "statistic": res.statistic,
-            "epsilon": res.epsilon,
+            **_calibration_columns(level, statistic, group_by, res),
             "n_groups": res.n_groups,
             "n_skipped": res.n_skipped,
+        },
+    )
+
+
+def _calibration_cubes(
+    study: Study,
+    level: str,
+    system_scores: str,
+    include_human: bool,
+    kinds: tuple[str, ...],
+    criterion: str | None,
+    epsilon: float | dict[str, float] | None,
+) -> tuple[str, Cube, np.ndarray, np.ndarray, np.ndarray | None]:
+    """The options of :func:`calibrated_accuracy` and :func:`calibrated_chance` checked: the
+    level, the cube, the indices of its criteria compared and of its measures, and the kernel's
+    fixed thresholds (None: calibrated)."""
+    level = check_level(level)
+    check_system_scores(system_scores, level)
+    check_bool("include_human", include_human)
+    cube = criteria_cube(study, check_kinds(kinds), include_human, system_scores)
+    criteria, measures = _split(cube)
+    criteria = _select_criterion(study, cube, criteria, criterion)
+    fixed = _fixed_epsilons(epsilon, [cube.measures[m] for m in measures], len(criteria))
+    return level, cube, criteria, measures, fixed
+
+
+def _calibration_columns(level: str, statistic: str, group_by: str, res: Any) -> dict:
+    """The columns :func:`calibrated_accuracy` and :func:`calibrated_chance` share."""
+    return {
+        "level": level,
+        "method": statistic,
+        "group_by": group_by if level == "item" else None,
+        "statistic": res.statistic,
+        "epsilon": res.epsilon,
+    }
+
+
+#: Columns of :func:`calibrated_chance`.
+CALIBRATED_CHANCE_SCHEMA = {
+    **{k: v for k, v in CALIBRATED_ACCURACY_SCHEMA.items() if k not in ("n_groups", "n_skipped")},
+    "chance": pl.Float64,
+    "chance_se": pl.Float64,
+    "chance_at_epsilon": pl.Float64,
+    "chance_bound": pl.Float64,
+    "draws": pl.Int64,
+    "seed": pl.Int64,
+}
+
+
+@analysis
+def calibrated_chance(
+    study: Study,
+    *,
+    level: LevelWord = "item",
+    statistic: TieStatistic = "acc_eq",
+    group_by: GroupBy = "input",
+    draws: int = 1000,
+    seed: int | None = 0,
+    include_human: bool = False,
+    kinds: tuple[Kind, ...] = ("metric",),
+    criterion: str | None = None,
+    system_scores: SystemScores = "mean",
+    epsilon: float | dict[str, float] | None = None,
+) -> pl.DataFrame:
+    """Tie-calibrated pairwise accuracy (or tau_eq) of every automatic measure with every
+    criterion, beside its chance baseline: the statistic of a measure with no information about
+    the criterion, on the same groups and the criterion's own ties.
+
+    The uninformative measure is the measure's own scores permuted at random within each group
+    (an input at item level) over the outputs both rate, so that its ties and the criterion's
+    stay as they are (:func:`hanna_stats.kernels.chance_accuracy`). ``chance`` is the mean
+    statistic of ``draws`` such measures, each tie-calibrated afresh as the measure was, and
+    ``chance_se`` its Monte Carlo standard error: the value ``statistic`` is to be read against
+    (tie calibration alone lifts an uninformative measure above its expectation at any one
+    epsilon). ``chance_at_epsilon`` is the exact expectation of an uninformative measure at the
+    measure's own epsilon, not re-calibrated, and ``chance_bound`` the largest exact expectation
+    over all epsilons, a lower bound of the calibrated baseline. With fixed thresholds
+    (``epsilon``) nothing is calibrated: ``chance`` is exact, ``chance_se`` 0 and ``draws`` 0.
+
+    Parameters
+    ----------
+    study : Study
+    level, statistic, group_by, include_human, kinds, criterion, system_scores, epsilon
+        As :func:`calibrated_accuracy`.
+    draws : int
+        Uninformative measures simulated per (measure, criterion).
+    seed : int or None
+        Seed of the permutations (one stream, measure after measure).
+
+    Returns
+    -------
+    polars.DataFrame
+        One row per (measure, criterion): ``measure, against, level, method, group_by,
+        statistic, epsilon, chance, chance_se, chance_at_epsilon, chance_bound, draws, seed``.
+    """
+    level, cube, criteria, measures, fixed = _calibration_cubes(
+        study, level, system_scores, include_human, kinds, criterion, epsilon
+    )
+    res = chance_accuracy(
+        cube.values[criteria],
+        cube.values[measures],
+        level=level,
+        statistic=statistic,
+        group_by=group_by,
+        epsilon=fixed,
+        draws=draws,
+        seed=seed,
+    )
+    return _pairs_frame(
+        cube,
+        measures,
+        criteria,
+        CALIBRATED_CHANCE_SCHEMA,
+        {
+            **_calibration_columns(level, statistic, group_by, res),
+            "chance": res.chance,
+            "chance_se": res.chance_se,
+            "chance_at_epsilon": res.expected,
+            "chance_bound": res.bound,
+            "draws": res.draws,
+            "seed": seed if res.draws else None,
         },
     )
 

@@ -3,6 +3,8 @@
 
 - :func:`borda`: Borda count of the metrics over the (criterion x coefficient) columns
   (Chhun et al. 2022, Sec. 5.3);
+- :func:`autorank`: the systems ranked by WMT25's AutoRank, an aggregation of several metrics'
+  system means (the WMT25 general MT task's preliminary ranking);
 - :func:`topk`: every metric's correlation with each criterion on its k best systems (Sec. 5.4);
 - :func:`metric_clusters`: the measures for one criterion, best first, in significance clusters
   (the WMT metrics tasks' leaderboards, mt-metrics-eval's ``AssignRanks``).
@@ -36,6 +38,9 @@ from hanna_stats.kernels import (
     permutation_test_pairs,
     significance_clusters,
 )
+from hanna_stats.kernels import (
+    autorank as autorank_of,
+)
 from hanna_stats.kernels.levels import at_level
 from hanna_stats.progress import StudyNote, progress
 from hanna_stats.study import Study
@@ -57,6 +62,32 @@ from hanna_stats.vocabulary import (
 
 #: |r| values equal to this many decimals share a rank in the Borda count.
 TIE_DECIMALS = 12
+
+#: The metrics of WMT25's AutoRank per language pair (its preliminary ranking, Sec. "Automatic
+#: Ranking" and its tables): all five where the pair has human references; without CometKiwi-XL
+#: where it has none (MetricX and XCOMET then run reference-free); chrF++ alone for the two
+#: lowest-resource pairs.
+_WMT25_FIVE = (
+    "CometKiwi-XL",
+    "GEMBA-ESA-CMDA",
+    "GEMBA-ESA-GPT4.1",
+    "MetricX-24-Hybrid-XL",
+    "XCOMET-XL",
+)
+WMT25_AUTORANK_METRICS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(
+        "cs-de_DE cs-uk_UA en-ar_EG en-cs_CZ en-et_EE en-is_IS en-ja_JP en-ko_KR en-ru_RU "
+        "en-sr_Cyrl_RS en-uk_UA en-zh_CN ja-zh_CN".split(),
+        _WMT25_FIVE,
+    ),
+    **dict.fromkeys(
+        "en-bn_BD en-de_DE en-el_GR en-fa_IR en-hi_IN en-id_ID en-it_IT en-kn_IN en-lt_LT "
+        "en-mr_IN en-ro_RO en-sr_Latn_RS en-sv_SE en-th_TH en-tr_TR en-vi_VN".split(),
+        _WMT25_FIVE[1:],
+    ),
+    "en-bho_IN": ("chrF++",),
+    "en-mas_KE": ("chrF++",),
+}
 
 
 @analysis
@@ -164,6 +195,93 @@ def borda(
         )
         .select("level", "measure", "borda", "borda_rank", "mean_rank", "mean_abs", "mean_abs_rank")
         .sort(["borda_rank", "measure"])
+    )
+
+
+@analysis
+def autorank(
+    study: Study,
+    *,
+    task_metrics: bool = False,
+    include_human: bool = False,
+    kinds: tuple[Kind, ...] = ("metric",),
+) -> pl.DataFrame:
+    """The systems ranked by AutoRank, WMT25's aggregation of several metrics (1 best, N worst).
+
+    Each metric's system score is the mean of its item scores (missing ones left out); each
+    metric's scores are centred on their median and divided by the range from their 25th
+    percentile to their maximum, averaged over the metrics with equal weights and mapped
+    linearly onto 1 .. N (:func:`~hanna_stats.kernels.autorank`), as the WMT25 general MT
+    task's preliminary ranking computes it (Kocmi et al. 2025). Beside :func:`borda`, which
+    aggregates metrics' correlations with the criteria, AutoRank aggregates the metrics' own
+    scores of the systems: every metric must be higher-is-better (as WMT25 releases them,
+    MetricX negated).
+
+    With ``task_metrics`` the metrics of a language pair are those the task used
+    (:data:`WMT25_AUTORANK_METRICS`: the five of the release where the pair has references,
+    without CometKiwi-XL where it has none, chrF++ alone for en-bho_IN and en-mas_KE), chosen by
+    the subset's label; on a store of ``ingest ../shared/data/wmt25`` this gives every AutoRank
+    of the task's 31 tables to the printed decimal. Otherwise every measure of ``kinds`` with
+    values in the subset enters.
+
+    Parameters
+    ----------
+    study : Study
+        A loaded study (WMT25: analysed per language pair, the default).
+    task_metrics : bool
+        Use the WMT25 task's metrics of the pair (the study's one subset) instead of every
+        measure of ``kinds``.
+    include_human : bool
+        Keep the human-written systems.
+    kinds : tuple of str
+        Kinds of the measures that enter (without ``task_metrics``).
+
+    Returns
+    -------
+    polars.DataFrame
+        Columns ``system, autorank, rank, metrics``: ``rank`` the 1-based position (ties share
+        the best), ``metrics`` the metrics used, comma-separated; best first.
+
+    Raises
+    ------
+    ValueError
+        With ``task_metrics``, for a study that is not one WMT25 language pair or lacks one of
+        its metrics; a system without any score of a metric (naming both); no measure.
+    """
+    check_bool("task_metrics", task_metrics)
+    check_bool("include_human", include_human)
+    kinds = check_kinds(kinds)
+    if task_metrics:
+        pair = study.subsets[0] if len(study.subsets) == 1 else None
+        if pair not in WMT25_AUTORANK_METRICS:
+            raise ValueError(
+                f"task_metrics: the study must be one language pair of WMT25 (one of "
+                f"{', '.join(sorted(WMT25_AUTORANK_METRICS))}); got subsets "
+                f"{', '.join(study.subsets) or 'none'}"
+            )
+        cube = study.cube(measures=WMT25_AUTORANK_METRICS[pair], include_human=include_human)
+    else:
+        cube = study.cube(kinds=kinds, include_human=include_human)
+    scored = ~np.isnan(cube.values).all(axis=1)  # (M, S): a system with a score of the metric
+    if not scored.all():
+        m, s = np.argwhere(~scored)[0]
+        raise ValueError(
+            f"system {cube.systems[s]!r} has no score of {cube.measures[m]!r}: AutoRank needs "
+            "every metric's mean of every system (exclude the system or choose the metrics)"
+        )
+    means = np.nanmean(cube.values, axis=1).T  # (S, M)
+    ranks = autorank_of(means)
+    return (
+        pl.DataFrame(
+            {
+                "system": cube.systems,
+                "autorank": ranks,
+                "metrics": ", ".join(cube.measures),
+            }
+        )
+        .with_columns(pl.col("autorank").rank("min").cast(pl.Int64).alias("rank"))
+        .select("system", "autorank", "rank", "metrics")
+        .sort(["autorank", "system"])
     )
 
 

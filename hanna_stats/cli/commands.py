@@ -50,6 +50,7 @@ from hanna_stats.cli.options import (
     data_argument,
     measures_or_criteria,
     parse_count,
+    parse_draws_or_zero,
     parse_scale,
     source_arguments,
     words_of,
@@ -394,12 +395,43 @@ ANALYSES: dict[str, Entry] = {
         "statistic, one epsilon for all groups (Deutsch, Foster and Freitag 2023).",
         name="calibrate",
     ),
+    "calibrated_chance": Entry(
+        "tie-calibrated acc_eq (tau_eq) of metrics beside its chance baseline",
+        "The statistic a metric with no information about the criterion gets on the same "
+        "data: the metric's scores permuted within each group (its ties and the criterion's "
+        "kept), tie-calibrated afresh, over --draws permutations (mean and standard error), "
+        "with the exact expectation at the metric's epsilon and the exact bound over all "
+        "epsilons (mt-metrics-eval issue #14).",
+        name="chance",
+    ),
     "calibrated_comparison": Entry(
         "pairwise permutation tests between tie-calibrated metrics for a criterion",
         "Each metric calibrated once; each permutation swaps two metrics' outcomes on each "
         "pair of observations (mt-metrics-eval's PairwisePermutationSigDiff). p-value of "
         "H1: measure_a agrees better than measure_b.",
         name="calibrated-permutation",
+    ),
+    "task_ranking": Entry(
+        "the WMT metrics tasks' ranking: a task set's weighted average over pairs and levels",
+        "Run a WMT task set (--task-set: mt-metrics-eval's tasks.WMT23, WMT24, WMT24OnWMT23, "
+        "WMT25) on the store's language pairs and rank the metrics of every task by the "
+        "weighted average of their statistics rescaled to [0, 1]: average, average_rank, the "
+        "significance cluster of the average from the tasks' own permutation draws, and each "
+        "task's statistic and rank. The task set pools pairs only where a task says so, so "
+        "there is no --pool-subsets.",
+        name="tasks",
+        overrides={
+            "permutations": Option(
+                "permutations K of every task's test; 0 (mt-metrics-eval's default k=0): no "
+                "test, the clusters are the order of the average (the SPA tasks' tests are "
+                "slow: minutes per pair for 100 permutations of 30 metrics)",
+                type=parse_draws_or_zero,
+            ),
+            "criterion": Option(
+                "the gold of every pair, by name",
+                none="mt-metrics-eval's standard gold of each pair, else its only criterion",
+            ),
+        },
     ),
     "spa": Entry(
         "soft pairwise accuracy of metrics with the criteria (Thompson et al. 2024)",

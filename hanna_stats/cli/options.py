@@ -57,6 +57,11 @@ def parse_count(text: str) -> int:
         raise argparse.ArgumentTypeError(message or f"must be an integer; got {text!r}") from None
 
 
+def parse_draws_or_zero(text: str) -> int:
+    """A number of permutations as :func:`parse_count` reads it, or 0 (no test)."""
+    return 0 if text.strip() == "0" else parse_count(text)
+
+
 def parse_sample_size(text: str) -> int:
     """A Williams test's sample size n, checked when read: an integer from 4 (the test has
     n - 3 degrees of freedom) to 2**63 - 1."""
@@ -201,6 +206,11 @@ OPTIONS: dict[str, Option] = {
         "missing values: omit (drop the pairs with one), propagate (a NaN correlation) or "
         "raise (an error)"
     ),
+    "task_set": Option(
+        "the WMT metrics task's task set, as mt-metrics-eval defines it: wmt23 (pooled pairwise "
+        "accuracy, then per pair system and segment Pearson and segment acc_eq), wmt24, "
+        "wmt24-on-wmt23 and wmt25 (per pair system SPA and segment acc_eq)"
+    ),
     "against": Option(
         "what is correlated with what: criteria (each automatic measure with each human "
         "criterion), metrics (automatic measures with each other), inter-criteria (the criteria "
@@ -245,6 +255,11 @@ OPTIONS: dict[str, Option] = {
         "rank of equal |correlations| in a column (the Borda count): the mean of their 0-based "
         "positions (average), the first (min) or the last (max)"
     ),
+    "task_metrics": Option(
+        "use the metrics the WMT25 general task's AutoRank uses for the language pair (five, "
+        "four without CometKiwi-XL where the pair has no reference, chrF++ for en-bho_IN and "
+        "en-mas_KE) instead of every metric of --kinds"
+    ),
     "ks": Option("k values: a range 4-10 or a list 4,6,8", type=parse_ks),
     "criterion": Option(
         "the human criterion, by name or abbreviation (e.g. EM)"
@@ -271,7 +286,16 @@ OPTIONS: dict[str, Option] = {
         "number of permutations K (a p-value is a count of permuted statistics out of K)",
         type=parse_count,
     ),
+    "draws": Option(
+        "number of uninformative metrics simulated for the chance baseline (each its scores "
+        "permuted within each group and tie-calibrated afresh)",
+        type=parse_count,
+    ),
     "alpha": Option("significance level, in (0, 0.5)"),
+    "threshold": Option(
+        "smallest difference of the criterion's scores for a pair to count (Kendall-like tau: "
+        "25 points of raw DA, WMT 2017-2020), on the criterion's scale"
+    ),
     "seed": Option(
         "seed of the random draws, an integer in [0, 2**63): the same seed, the same result",
         type=parse_seed,
@@ -429,7 +453,8 @@ OUTPUT_FORMAT = argument(
     default="table",
     keyword=False,
     help="output: table (as wide as the terminal; on a terminal, a long table shows its first "
-    "and last rows), csv or json (every row, full precision)",
+    "and last rows), csv or json (every row, full precision), or latex (a booktabs tabular of "
+    "every row, numbers as in table)",
 )
 
 

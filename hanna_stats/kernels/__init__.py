@@ -16,10 +16,16 @@ draws are made once, in Python, so results do not depend on the number of thread
 - resampling: :func:`bootstrap_ci` (inputs, systems or both; percentile or BCa),
   :func:`permutation_test_pairs` (PERM-BOTH, PERM-SYS, PERM-INPUT),
   :func:`pairwise_accuracy` (acc_eq);
-- rankings: :func:`borda_count` with a stated tie rule, :func:`tie_ranks`;
+- rankings: :func:`borda_count` with a stated tie rule, :func:`tie_ranks`; :func:`autorank`
+  (WMT25's aggregation of metrics);
 - MT meta-evaluation: :func:`tie_calibration` (acc_eq / tau_eq with a calibrated tie
-  threshold) and :func:`calibrated_permutation_test`, :func:`soft_pairwise_accuracy` with
-  :func:`pairwise_pvalues`, :func:`significance_clusters`, :func:`fisher_interval`.
+  threshold), its chance baseline :func:`chance_accuracy`, and
+  :func:`calibrated_permutation_test`, :func:`soft_pairwise_accuracy` with
+  :func:`pairwise_pvalues`, :func:`significance_clusters`, :func:`fisher_interval`;
+  :func:`pooled_pairwise_accuracy` (system pairs pooled over language pairs, with its
+  permutation test), :func:`pdp_pearson` (Pearson of within-segment differences),
+  :func:`kendall_like_tau` (WMT's DARR Kendall-like tau), :func:`sample_items` (item
+  subsampling, uniform or stratified).
 
 The resampling tests (permutation tests of pairs, the calibrated permutation test, the
 bootstraps, soft pairwise accuracy) take ``executor=``: a Dask ``distributed.Client``, any
@@ -33,6 +39,7 @@ The options' allowed words and their defaults are :mod:`hanna_stats.vocabulary`'
 from ._options import check_confidence, check_count, check_seed
 from .accuracy import pairwise_accuracy
 from .agreement import AlphaResult, ICCResult, intraclass_corr, krippendorff_alpha
+from .autorank import autorank
 from .bootstrap import BootstrapIndices, BootstrapResult, bootstrap_ci, bootstrap_indices
 from .borda import borda_count
 from .calibration import (
@@ -43,6 +50,7 @@ from .calibration import (
     calibrated_swaps,
     tie_calibration,
 )
+from .chance import ChanceAccuracyResult, chance_accuracy
 from .clusters import significance_clusters
 from .correlation import CorrelationResult, check_pvalue_method, correlation
 from .distributed import ClusterExecutor
@@ -65,8 +73,16 @@ from .nominal_agreement import (
     fleiss_kappa,
     gwet_ac,
 )
+from .pair_statistics import (
+    KendallLikeResult,
+    PdpPearsonResult,
+    kendall_like_tau,
+    pdp_pearson,
+)
 from .permutation import PermutationTestResult, permutation_swaps, permutation_test_pairs
+from .pooled_accuracy import PooledAccuracyResult, pooled_pairwise_accuracy
 from .ranks import rankdata, tie_ranks
+from .sampling import sample_items
 from .soft_accuracy import (
     SoftPairwiseAccuracyResult,
     pairwise_pvalues,
@@ -83,27 +99,33 @@ __all__ = [
     "BootstrapIndices",
     "BootstrapResult",
     "CalibratedPermutationResult",
+    "ChanceAccuracyResult",
     "ClusterExecutor",
     "CohenKappaResult",
     "CorrelationResult",
     "FisherIntervalResult",
     "ICCResult",
     "KendallCounts",
+    "KendallLikeResult",
     "LabelCodes",
     "LevelCorrelationResult",
     "PairedBootstrapResult",
+    "PdpPearsonResult",
     "PermutationTestResult",
+    "PooledAccuracyResult",
     "SoftPairwiseAccuracyResult",
     "TieCalibrationResult",
     "UndefinedCorrelationError",
     "WilliamsResult",
     "adjust_pvalues",
     "aggregate_groups",
+    "autorank",
     "bootstrap_ci",
     "bootstrap_indices",
     "borda_count",
     "calibrated_permutation_test",
     "calibrated_swaps",
+    "chance_accuracy",
     "check_confidence",
     "check_count",
     "check_pvalue_method",
@@ -117,14 +139,18 @@ __all__ = [
     "gwet_ac",
     "intraclass_corr",
     "kendall_counts",
+    "kendall_like_tau",
     "krippendorff_alpha",
     "level_correlation",
     "paired_bootstrap",
     "pairwise_accuracy",
     "pairwise_pvalues",
+    "pdp_pearson",
     "permutation_swaps",
     "permutation_test_pairs",
+    "pooled_pairwise_accuracy",
     "rankdata",
+    "sample_items",
     "sign_flips",
     "significance_clusters",
     "soft_pairwise_accuracy",

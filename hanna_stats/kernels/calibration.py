@@ -22,7 +22,7 @@ from numba import njit, prange
 
 from hanna_stats.vocabulary import WORDS, check
 
-from ._options import check_count, check_option, check_seed, memory_budget
+from ._options import as_float_array, check_count, check_option, check_seed, memory_budget
 from .distributed import cluster_executor, split
 from .levels import at_level, grouped_cubes
 from .permutation import permutation_swaps, standardize
@@ -831,3 +831,43 @@ def _recalibrated_block(Hc, M, level, nan_policy, group_by, swaps, task):
     """One task of :func:`_cluster_recalibrated`: ``task = (human, lo, hi)``."""
     i, lo, hi = task
     return _recalibrated_pvalues(Hc[[i]], M, level, nan_policy, group_by, swaps[lo:hi])
+
+
+def calibrated_null(H, M, epsilon, swaps):
+    """Resampled differences of item-level acc_eq of the pair-swap test, per draw and pair.
+
+    For one human measure ``H`` (G, S) and metrics ``M`` (Mm, G, S) at fixed epsilons (Mm,),
+    draw ``k`` swaps the two metrics' outcomes (correct or not) on the pairs of systems of each
+    input where ``swaps[k, g, p]`` is 1 (:func:`calibrated_swaps`), and the result is the
+    swapped ``acc_eq`` of ``a`` minus that of ``b``: ``sum_g,p w_g (1 - 2 s_kgp) (c_a - c_b)``
+    with ``w_g = 1 / (N_g G)`` as :func:`calibrated_permutation_test` (``swap="pairs"``), whose
+    p-values count these draws. mt-metrics-eval keeps them as ``PairwisePermutationSigDiff``'s
+    list of resampled correlation pairs, for ``TaskSetResults.AverageCorrMatrix``.
+
+    Returns
+    -------
+    ndarray of float64, shape (K, Mm, Mm)
+        Antisymmetric in the last two axes; zero on the diagonal.
+
+    Examples
+    --------
+    >>> H = np.array([[1.0, 2.0, 3.0]]); M = np.array([[[1.0, 2.0, 3.0]], [[3.0, 2.0, 1.0]]])
+    >>> s = np.array([[[0, 0, 0]], [[1, 1, 1]]], dtype=np.uint8)
+    >>> calibrated_null(H, M, [0.0, 0.0], s)[:, 0, 1].tolist()
+    [1.0, -1.0]
+    """
+    H = as_float_array("H", H, 2)
+    M = as_float_array("M", M, 3)
+    eps = np.asarray(epsilon, dtype=np.float64).reshape(1, M.shape[0])
+    outcome = _pair_outcomes(H[None], M, np.nan_to_num(eps) + _tolerances(M))[0]
+    a, b = np.triu_indices(M.shape[0], 1)
+    D = _pair_weights(outcome, a, b)[0]
+    swaps = np.asarray(swaps)
+    if swaps.shape[1:] != outcome.shape[1:]:
+        raise ValueError(f"swaps must have shape (K, {outcome.shape[1]}, {outcome.shape[2]})")
+    signs = np.empty((swaps.shape[0], D.shape[1]))
+    _signs(swaps.reshape(swaps.shape[0], -1), signs)
+    null = np.zeros((swaps.shape[0], M.shape[0], M.shape[0]))
+    null[:, a, b] = signs @ D.T
+    null[:, b, a] = -null[:, a, b]
+    return null

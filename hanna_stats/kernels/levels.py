@@ -32,8 +32,7 @@ from .kendall import (
     PAIR_KEY_MAX_RANKS,
     KendallCounts,
     counts_from_sign_sums,
-    counts_of_groups,
-    runs_of_keys,
+    counts_of_keys,
     sorted_counts,
     tau_by_code,
     with_group,
@@ -260,55 +259,89 @@ def _sort_keys(x, keys):
     low half. Returns whether every value is a float32 exactly (integer scores, say): then
     equal keys are equal values."""
     exact = True
+    x32 = x.astype(np.float32)
+    bits = x32.view(np.uint32)
     for k in range(x.size):
-        v = np.float32(x[k])
-        exact &= np.isnan(v) or np.float64(v) == x[k]
-        bits = np.uint64(_MISSING_KEY) if np.isnan(v) else _float32_order(v)
-        keys[k] = (bits << np.uint64(32)) | np.uint64(k)
+        v = x32[k]
+        exact &= (v != v) | (np.float64(v) == x[k])
+        high = np.uint64(_MISSING_KEY) if v != v else _float32_order(v, bits[k])
+        keys[k] = (high << np.uint64(32)) | np.uint64(k)
     return exact
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _float32_order(v):
-    """The bits of the float32 ``v`` (not NaN; -0 as +0) as a uint64 below 2**32 that orders as
-    ``v`` does."""
-    bits = np.uint64(np.float32(0.0 if v == 0 else v).view(np.uint32))
-    if bits >> np.uint64(31):
-        return ~bits & np.uint64(0xFFFFFFFF)
-    return bits | np.uint64(0x80000000)
+def _float32_order(v, bits):
+    """The float32 ``v`` (not NaN; -0 as +0), of bits ``bits`` (uint32, read from an array: a
+    scalar's ``view`` goes through memory and stops the compiler vectorising the loop), as a
+    uint64 below 2**32 that orders as ``v`` does."""
+    b = np.uint64(0) if v == 0 else np.uint64(bits)
+    if b >> np.uint64(31):
+        return ~b & np.uint64(0xFFFFFFFF)
+    return b | np.uint64(0x80000000)
 
 
 @njit(cache=True, nogil=True)
 def _pair_keys(x, rank_y, keys):
-    """Sort keys of one pair for :func:`~hanna_stats.kernels.kendall.runs_of_keys`, written to
-    ``keys[:count]`` for the positions where ``x`` is present and ``rank_y`` is not -1:
+    """Sort keys of one pair for :func:`~hanna_stats.kernels.kendall.counts_of_keys`, written to
+    ``keys`` (of ``x.size``) for the positions where ``x`` is present and ``rank_y`` is not -1:
     ``x``'s float32 order (:func:`_float32_order`) in the high half, ``rank_y`` (below
     :data:`~hanna_stats.kernels.kendall.PAIR_KEY_MAX_RANKS`) in bits 24-31 and the index
-    (below :data:`~hanna_stats.kernels.kendall.PAIR_KEY_MAX_N`) in bits 0-23. Returns
-    ``(count, exact, missing)``: ``exact`` when every kept value is a float32 exactly,
-    ``missing`` when ``x`` has a missing value."""
+    (below :data:`~hanna_stats.kernels.kendall.PAIR_KEY_MAX_N`) in bits 0-23; the other
+    positions get :data:`_DROPPED_KEY`, which sorts after every kept key. Returns ``(count,
+    exact, missing)``: the number of keys kept (sorted, they are ``keys[:count]``), ``exact``
+    when every kept value is a float32 exactly, ``missing`` when ``x`` has a missing value.
+    No branch on the data: one pass that the compiler vectorises."""
     count = 0
     exact = True
     missing = False
+    x32 = x.astype(np.float32)
+    bits = x32.view(np.uint32)
     for k in range(x.size):
-        v = np.float32(x[k])
-        missing |= np.isnan(v)
-        if rank_y[k] < 0 or np.isnan(v):
-            continue
-        exact &= np.float64(v) == x[k]
-        keys[count] = (
-            (_float32_order(v) << np.uint64(32))
-            | (np.uint64(rank_y[k]) << np.uint64(24))
-            | np.uint64(k)
+        v = x32[k]
+        nan = v != v
+        keep = (not nan) & (rank_y[k] >= 0)
+        missing |= nan
+        exact &= (not keep) | (np.float64(v) == x[k])
+        key = (_float32_order(v, bits[k]) << np.uint64(32)) | (
+            np.uint64(rank_y[k] & 0xFF) << np.uint64(24)
         )
-        count += 1
+        keys[k] = (key | np.uint64(k)) if keep else np.uint64(_DROPPED_KEY)
+        count += keep
+    return count, exact, missing
+
+
+#: :func:`_pair_keys`' key of a position left out: above every kept key (whose high half is
+#: a float32's order, below 2**32 - 1).
+_DROPPED_KEY = 2**64 - 1
+
+
+@njit(cache=True, nogil=True)
+def _rows_pair_keys(B, rank_a, cells, keys):
+    """:func:`_pair_keys` of the cells ``(g, i, j)`` of ``cells`` (vector ``j`` of B against
+    the ranks of vector ``i`` of A, in group ``g``) into the rows of ``keys``; returns their
+    ``(count, exact, missing)`` as arrays."""
+    rows = len(cells)
+    count = np.empty(rows, dtype=np.int64)
+    exact = np.empty(rows, dtype=np.bool_)
+    missing = np.empty(rows, dtype=np.bool_)
+    for r in range(rows):
+        g, i, j = cells[r, 0], cells[r, 1], cells[r, 2]
+        count[r], exact[r], missing[r] = _pair_keys(B[j, g], rank_a[g, i], keys[r])
     return count, exact, missing
 
 
 @njit(cache=True, nogil=True)
-def _tau_of_pair_keys(x, keys, exact, distinct_y, variant_code):
-    """Kendall's tau of one pair from its sorted :func:`_pair_keys`."""
-    return tau_by_code(counts_of_groups(runs_of_keys(x, keys, exact), distinct_y), variant_code)
+def _rows_tau_of_pair_keys(B, cells, keys, count, exact, use, distinct_a, variant_code, R):
+    """``R[g, i, j]``: Kendall's tau of each cell ``(g, i, j)`` of ``cells`` where ``use``,
+    from its row of ``keys`` (:func:`_rows_pair_keys`, sorted: ``count`` kept and ``exact``
+    per row; :func:`~hanna_stats.kernels.kendall.counts_of_keys`), A's vector having
+    ``distinct_a[g, i]`` distinct values."""
+    for r in range(len(cells)):
+        if use[r]:
+            g, i, j = cells[r, 0], cells[r, 1], cells[r, 2]
+            pair = keys[r, : count[r]]
+            counts = counts_of_keys(B[j, g], pair, exact[r], np.int64(distinct_a[g, i]))
+            R[g, i, j] = tau_by_code(counts, variant_code)
 
 
 @njit(cache=True, nogil=True)
@@ -627,25 +660,31 @@ def _fill_pair_keys(prepared_a, B, omit, variant_code, R):
     :data:`~hanna_stats.kernels.kendall.PAIR_KEY_MAX_RANKS` distinct values (a criterion on a
     rating scale, MQM scores): each pair sorts its own keys (:func:`_pair_keys`: the vector of
     B's float32 order, then the rank in A's vector, then the index), read in one sequential
-    pass (:func:`_tau_of_pair_keys`). B's vectors need no sort order or ranks of their own, and
-    the sweep no gather of ranks in another vector's order: at 20,000 x 20 x 50 grouped by
-    system, about 20 against 24 ns per value on one core. The pairs are shared among as many
-    threads as Numba uses (numpy's sort and these kernels release the GIL); a pair's value does
-    not depend on the others."""
+    pass (:func:`~hanna_stats.kernels.kendall.counts_of_keys`). B's vectors need no sort order
+    or ranks of their own, and the sweep no gather of ranks in another vector's order.
+
+    The pairs go in batches of about :data:`SORT_CHUNK_VALUES` keys: one compiled call writes
+    a batch's keys (a row per pair), numpy sorts the rows in one call, one compiled call reads
+    them (no Python per pair: at 2,000 values a pair, that was a third of the time). The
+    batches are shared among as many threads as Numba uses (numpy's sort and these kernels
+    release the GIL); a pair's value does not depend on the others."""
     state_a, counts_a, _, rank_a = prepared_a
     R[:] = np.nan
     usable = (state_a == _OK) | (omit & (state_a != _UNDEFINED))
     todo = np.argwhere(np.broadcast_to(usable[:, :, None], R.shape))  # (g, i, j) to count
+    distinct_a = np.ascontiguousarray(counts_a[..., 0])
+    n = B.shape[2]
 
     def count(cells):
-        keys = np.empty(B.shape[2], dtype=np.uint64)
-        for g, i, j in cells:
-            kept, exact, missing = _pair_keys(B[j, g], rank_a[g, i], keys)
-            if missing and not omit:
-                continue  # NaN: B's vector has missing values
-            pair = keys[:kept]
-            pair.sort()
-            R[g, i, j] = _tau_of_pair_keys(B[j, g], pair, exact, counts_a[g, i, 0], variant_code)
+        rows = max(1, SORT_CHUNK_VALUES // n)
+        keys = np.empty((min(rows, len(cells)), n), dtype=np.uint64)
+        for lo in range(0, len(cells), rows):
+            batch = cells[lo : lo + rows]
+            block = keys[: len(batch)]
+            kept, exact, missing = _rows_pair_keys(B, rank_a, batch, block)
+            block.sort(axis=1)
+            use = ~missing | omit  # B's vector with missing values: NaN unless omit
+            _rows_tau_of_pair_keys(B, batch, block, kept, exact, use, distinct_a, variant_code, R)
 
     _in_threads(count, todo)
 

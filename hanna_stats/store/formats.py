@@ -80,6 +80,8 @@ from hanna_stats.store.wmt import (
     parse_test_set,
     read_test_set,
 )
+from hanna_stats.store.wmt25 import ITEM_WORD as WMT25_ITEM_WORD
+from hanna_stats.store.wmt25 import is_release, parse_release, read_release
 from hanna_stats.vocabulary import WORDS, refusal
 
 #: A study name or item word that the file (or an option) gives, not the format.
@@ -107,7 +109,8 @@ def detect_format(path: str | Path) -> str:
     ``ingest`` without ``--format``).
 
     A folder holding ``human-scores/`` and ``metric-scores/`` is a WMT test set (``"wmt"``),
-    another folder a HANNA data folder (``"hanna-dir"``); a file is the HANNA format of its name
+    one holding ``automatic_scores/*.jsonl`` WMT25's released scores (``"wmt25"``), another
+    folder a HANNA data folder (``"hanna-dir"``); a file is the HANNA format of its name
     (``"hanna-metric-scores"``, ``"hanna-llm"``, ``"hanna-annotations"``), else SummEval's
     annotations when its suffix is ``.jsonl`` in any case (``"summeval"``), else ``"tidy"``; a
     ``.gz`` suffix is left out first (files are read uncompressed, see
@@ -126,6 +129,8 @@ def detect_format(path: str | Path) -> str:
     """
     path = Path(path)
     if path.is_dir():
+        if is_release(path):
+            return "wmt25"
         return "wmt" if is_test_set(path) else "hanna-dir"
     path = content_path(path)
     if path.name in HANNA_FILE_FORMATS:
@@ -426,6 +431,24 @@ _FORMATS = (
         read=read_test_set,
         read_options={"lp": None, "ref": None},
         admit=_one_test_set_per_store,
+    ),
+    Format(
+        "wmt25",
+        "WMT25's released automatic scores",
+        "a folder holding automatic_scores/*.jsonl",
+        FROM_FILE,
+        WMT25_ITEM_WORD,
+        "The automatic scores WMT25's general MT task released (wmt-conference/wmt25-general-mt, "
+        "``data/automatic_scores/SYSTEM.jsonl``; see :mod:`hanna_stats.store.wmt25`): one JSON "
+        "line per (language pair, document), a list of paragraph scores per metric. Inputs are "
+        "paragraphs (``en-cs_CZ:DOC:3``), their subset the language pair as released (locale "
+        "codes kept: ``en-sr_Cyrl_RS``), systems the files, every metric a measure of kind "
+        "``metric`` (all higher-is-better as released; ``null`` is missing). All pairs in one "
+        "ingest, the folder's files hashed as one input and written in one transaction; the "
+        "summary's notes count the metrics a pair lacks and the missing paragraph scores. "
+        "n_values = paragraph scores (nulls included).",
+        parse_release,
+        read=read_release,
     ),
     Format(
         "hanna-dir",

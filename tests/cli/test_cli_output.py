@@ -118,7 +118,7 @@ def test_every_table_command_takes_every_format():
         parser = argparse_subparser(command.name)
         formats = [a for a in parser._actions if a.dest == "format"]
         if command.output:
-            assert tuple(formats[0].choices) == ("table", "csv", "json"), command.name
+            assert tuple(formats[0].choices) == ("table", "csv", "json", "latex"), command.name
         elif command.name != "ingest":  # ingest --format: the files' format
             assert not formats, command.name
 

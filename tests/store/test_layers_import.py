@@ -72,10 +72,11 @@ def test_one_table_of_formats():
     )
     assert FORMATS["wmt"].options == ("lp", "ref")
     assert [f.study for f in FORMATS.values()] == [
-        "HANNA", "HANNA", "HANNA", "from the file", "SummEval", "from the file", "HANNA"
+        "HANNA", "HANNA", "HANNA", "from the file", "SummEval", "from the file",
+        "from the file", "HANNA"
     ]  # fmt: skip
     assert [f.item_word for f in FORMATS.values()] == [
-        "story", "story", "story", "from the file", "summary", "segment", "story"
+        "story", "story", "story", "from the file", "summary", "segment", "paragraph", "story"
     ]  # fmt: skip
     assert all(f.detected and f.doc and f.reads for f in FORMATS.values())
 
