@@ -3,8 +3,9 @@
 A *scorer* computes one or more measures in one pass (``rouge`` writes ROUGE-1 Recall, ...,
 ROUGE-SU* F-Score). Scorers register themselves with :func:`register` when their module is
 imported; :mod:`hanna_stats.scoring` imports every scorer module, so :data:`REGISTRY` is complete
-after ``import hanna_stats.scoring``. Heavy libraries (torch, transformers, sacrebleu) are imported inside the
-compute functions, never at registration, so listing the registry is cheap and works without them.
+after ``import hanna_stats.scoring``. Heavy libraries (torch, transformers, sacrebleu) are
+imported inside the compute functions, never at registration, so listing the registry is cheap
+and works without them.
 """
 
 from __future__ import annotations
