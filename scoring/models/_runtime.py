@@ -15,9 +15,10 @@ half precision, batching by length and progress behave the same everywhere:
 torch and transformers are imported inside the functions, never at
 ``import hanna_stats.scoring``, so listing the registry stays fast and works without them.
 Results on CPU are deterministic: the models run in ``eval()`` mode (no dropout) under
-``torch.inference_mode``, in float32, and any sampling takes its randomness from :func:`seeded_generator`. On CUDA, models are loaded in bfloat16 (or
-float16 where bfloat16 is unsupported) when the caller allows half precision; this path exists but
-is not exercised by the test suite (no GPU in CI).
+``torch.inference_mode``, in float32, and any sampling takes its randomness from
+:func:`seeded_generator`. On CUDA, models are loaded in bfloat16 (or float16 where bfloat16 is
+unsupported) when the caller allows half precision; this path exists but is not exercised by the
+test suite (no GPU in CI).
 """
 
 from __future__ import annotations
