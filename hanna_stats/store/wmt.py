@@ -18,8 +18,23 @@ language pair ``LP`` (e.g. ``en-de``) this module reads:
 
 Lines are read as MTME reads them: UTF-8 (a leading byte-order mark dropped), universal
 newlines, trailing whitespace removed, and MTME's ``[No translation supplied]`` is a missing text.
-Only the ``.txt`` forms of sources, references and outputs are read (MTME also accepts ``.jsonl``
-ones).
+
+MTME's current layout (WMT24++, WMT25) differs in what follows, and is read as MTME reads it:
+
+- sources, references and outputs may be JSON lines instead (``sources/LP.jsonl``,
+  ``references/LP.REF.jsonl``, ``system-outputs/LP/SYS.jsonl``): one object per segment, its
+  text in the field ``source``, ``target`` or ``hypothesis`` (``null``: a missing text; a source
+  must be a string). Where both forms of a source are there the ``.txt`` is read (MTME's
+  ``_ReadSourceFile``); both forms of a reference or an output are refused;
+- language pairs may carry locale codes (``en-ko_KR``, ``en-sr_Cyrl_RS``): the pair is the name
+  of its source file, used as it is in every name (``en-ko_KR:3``);
+- golds are named as their files name them, e.g. ESA's versions ``esa-human1`` and
+  ``esa-human2`` (``human-scores/en-ko_KR.esa-human1.seg.score``): each its own measure;
+- outlier systems are not marked in the folder (MTME lists them in its ``meta_info.py`` and
+  leaves them out of its tasks unless ``include_outliers``): every system is ingested;
+- ``metadata/LP/SYS.jsonl`` (per-translation metadata) and the MQM error spans of
+  ``human-scores/LP.NAME.seg.rating`` are not read (a rating set's scores are read where its
+  ``.seg.score`` file is there).
 
 In the store (one store = one study = the language pairs of one test set, ingested one pair at a
 time; ``lp`` must be given when the test set has several; a store holding another study, or
@@ -88,6 +103,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,6 +123,10 @@ from hanna_stats.store.source import (
 #: The folders of an MTME test set that the ingest needs.
 FOLDERS = ("sources", "references", "system-outputs", "human-scores", "metric-scores")
 SEG_SCORE = ".seg.score"
+TXT = ".txt"
+JSONL = ".jsonl"
+#: The field of each JSON line that holds the text, by folder (MTME's ``_ReadFieldFromJsonl``).
+JSONL_FIELDS = {"sources": "source", "references": "target", "system-outputs": "hypothesis"}
 SYS_SCORE = ".sys.score"
 DOMAIN_SCORE = ".domain.score"
 NO_TRANSLATION = "[No translation supplied]"
@@ -247,6 +267,21 @@ def _named(folder: Path, prefix: str, suffix: str) -> dict[str, Path]:
     return named
 
 
+def _text_files(folder: Path, prefix: str, *, prefer_txt: bool = False) -> dict[str, Path]:
+    """Text files ``prefix + NAME + .txt`` or ``.jsonl`` (each maybe ``.gz``) in ``folder`` by
+    NAME, sorted. A NAME given in both forms takes the ``.txt`` file with ``prefer_txt`` (MTME's
+    ``_ReadSourceFile``), else is refused (MTME refuses a duplicate reference)."""
+    txt, jsonl = _named(folder, prefix, TXT), _named(folder, prefix, JSONL)
+    both = sorted(set(txt) & set(jsonl))
+    if both and not prefer_txt:
+        raise InputError(
+            f"both {shorten(repr(txt[both[0]].name))} and {shorten(repr(jsonl[both[0]].name))}: "
+            "keep one",
+            file=folder,
+        )
+    return dict(sorted((jsonl | txt).items()))
+
+
 def read_test_set(
     path: str | Path, *, lp: str | None = None, ref: str | None = None
 ) -> TestSetSource:
@@ -284,14 +319,16 @@ def read_test_set(
             raise InputError(
                 f"no folder {folder}/: an MTME test set holds {', '.join(FOLDERS)}", file=root
             )
-    source_files = _named(root / "sources", "", ".txt")
+    source_files = _text_files(root / "sources", "", prefer_txt=True)
     lp = _choose(root, "language pair", lp, list(source_files), "--lp")
     if lp is None:
-        raise InputError("no source file sources/LP.txt (e.g. sources/en-de.txt)", file=root)
-    refs = _named(root / "references", f"{lp}.", ".txt")
+        raise InputError(
+            "no source file sources/LP.txt or sources/LP.jsonl (e.g. sources/en-de.txt)", file=root
+        )
+    refs = _text_files(root / "references", f"{lp}.")
     ref = _choose(root, "reference", ref, list(refs), "--ref")
     output_dir = root / "system-outputs" / lp
-    outputs = _named(output_dir, "", ".txt")
+    outputs = _text_files(output_dir, "")
     if not outputs:
         raise InputError(f"no system output files system-outputs/{lp}/SYS.txt", file=root)
     # MTME's GetCorrelations keeps a metric whose references are among the main ones.
@@ -357,12 +394,54 @@ def _lines(source: Source) -> list[str]:
     return [line.rstrip() for line in io.StringIO(text, newline=None)]
 
 
-def _texts(source: Source, n: int, sources: Source) -> list[str | None]:
-    """A text file with one line per source segment (``[No translation supplied]``: None)."""
-    lines = _lines(source)
+def _jsonl_texts(source: Source, folder: str) -> list[str | None]:
+    """The texts of a JSON-lines file: per line, the field of ``folder`` (``JSONL_FIELDS``) of
+    its object, a string or ``null`` (None), as MTME's ``_ReadFieldFromJsonl`` reads it."""
+    field_name = JSONL_FIELDS[folder]
+    texts: list[str | None] = []
+    for row, line in enumerate(_lines(source), start=1):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if not isinstance(record, dict):
+            raise source.error("expected a JSON object on every line", row=row)
+        if field_name not in record:
+            raise source.error(f"no field {field_name!r}", row=row)
+        text = record[field_name]
+        if text is not None and not isinstance(text, str):
+            raise source.error(
+                f"field {field_name!r} is {type(text).__name__}, expected a string or null",
+                row=row,
+                column=field_name,
+            )
+        texts.append(text)
+    return texts
+
+
+def _text_lines(source: Source, folder: str) -> list[str | None]:
+    """The texts of a ``.txt`` file (``[No translation supplied]``: None) or a ``.jsonl`` one."""
+    if source.name.removesuffix(GZIP_SUFFIX).endswith(JSONL):
+        return _jsonl_texts(source, folder)
+    return [None if line == NO_TRANSLATION else line for line in _lines(source)]
+
+
+def _source_texts(source: Source) -> list[str]:
+    """The source segments (a ``.txt`` file's lines are taken as they are)."""
+    if not source.name.removesuffix(GZIP_SUFFIX).endswith(JSONL):
+        return _lines(source)
+    texts = _jsonl_texts(source, "sources")
+    if None in texts:
+        raise source.error("a source segment is null", row=texts.index(None) + 1)
+    return texts
+
+
+def _texts(source: Source, n: int, sources: Source, folder: str) -> list[str | None]:
+    """A text file of ``folder`` with one line per source segment (see :func:`_text_lines`)."""
+    lines = _text_lines(source, folder)
     if len(lines) != n:
         raise source.error(f"has {len(lines)} lines, expected {n} (one per line of {sources.name})")
-    return [None if line == NO_TRANSLATION else line for line in lines]
+    return lines
 
 
 def _score_lines(ts: TestSetSource, source: Source, *, domain: bool = False):
@@ -503,10 +582,10 @@ def parse_test_set(ts: TestSetSource) -> b.Batch:
         with a line of fewer than two fields.
     """
     lp, root = ts.lp, ts.path
-    sources = _lines(ts.sources)
+    sources = _source_texts(ts.sources)
     n = len(sources)
-    refs = {name: _texts(s, n, ts.sources) for name, s in ts.references.items()}
-    outputs = {name: _texts(s, n, ts.sources) for name, s in ts.outputs.items()}
+    refs = {name: _texts(s, n, ts.sources, "references") for name, s in ts.references.items()}
+    outputs = {name: _texts(s, n, ts.sources, "system-outputs") for name, s in ts.outputs.items()}
     # A measure's source: its segment-level file, else its system-level one, else its
     # domain-level one.
     human = ts.human_domain | ts.human_system | ts.human
