@@ -25,7 +25,6 @@ not identities).
 from __future__ import annotations
 
 import math
-from typing import Literal
 
 import numpy as np
 import polars as pl
@@ -44,7 +43,16 @@ from hanna_stats.kernels import (
 from hanna_stats.kernels.agreement import ICC_FORMS
 from hanna_stats.study import Study
 from hanna_stats.vocabulary import USER_STUDY_ISSUES as ISSUES
-from hanna_stats.vocabulary import WORDS, RatedKind, check, check_bool, check_kinds, did_you_mean
+from hanna_stats.vocabulary import (
+    WORDS,
+    CategorySource,
+    IntervalMethod,
+    RatedKind,
+    check,
+    check_bool,
+    check_kinds,
+    did_you_mean,
+)
 
 AGREEMENT_SCHEMA = {
     "measure": pl.String,
@@ -459,8 +467,8 @@ def nominal_agreement(
     measures: list[str] | None = None,
     kinds: tuple[RatedKind, ...] = ("human",),
     confidence: float = 0.95,
-    interval_method: Literal["t", "z"] | None = None,
-    categories: Literal["scale", "observed"] = "scale",
+    interval_method: IntervalMethod | None = None,
+    categories: CategorySource = "scale",
     resamples: int = 1000,
     seed: int = 0,
     include_human: bool = True,
