@@ -89,6 +89,18 @@ _HOME = {
 __all__ = sorted(_HOME)
 
 
+def module_of(name: str) -> str:
+    """The dotted name of the module that defines the public name ``name``, without importing
+    it (``KeyError`` for a name that is not public).
+
+    Examples
+    --------
+    >>> module_of("spa")
+    'hanna_stats.analyses.accuracy'
+    """
+    return f"hanna_stats.analyses.{_HOME[name]}"
+
+
 def _modules() -> set[str]:
     """The public modules of the analyses."""
     return {m for m in _HOME.values() if not m.startswith("_")}

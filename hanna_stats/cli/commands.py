@@ -25,6 +25,7 @@ import argparse
 import ast
 import collections.abc
 import functools
+import importlib.util
 import inspect
 import re
 import sys
@@ -261,16 +262,23 @@ def settings_arguments() -> Iterator[Argument]:
 
 
 def docstring_summary(function_name: str) -> str:
-    """The first paragraph of the docstring of analysis ``function_name``, read from the
-    sources of :mod:`hanna_stats.analyses` without importing them (the top-level ``--help``
-    imports no library), else from the function."""
+    """The first paragraph of the docstring of analysis ``function_name``, read from the source
+    of its module (:func:`~hanna_stats.analyses.module_of`) without importing it: the text of the
+    function alone is parsed, so the top-level ``--help`` imports no library and parses no whole
+    module; else (a function without a source file of the analyses) from the function."""
     import hanna_stats.analyses as package
 
-    for folder in package.__path__:
-        for path in sorted(Path(folder).glob("*.py")):
-            for node in ast.parse(path.read_text(encoding="utf-8")).body:
-                if isinstance(node, ast.FunctionDef) and node.name == function_name:
-                    return first_paragraph(ast.get_docstring(node) or "")
+    try:
+        spec = importlib.util.find_spec(package.module_of(function_name))
+    except (KeyError, ValueError, ImportError):  # not public, or a module without a spec
+        spec = None
+    source = Path(spec.origin).read_text(encoding="utf-8") if spec and spec.origin else ""
+    start = source.find(f"\ndef {function_name}(")
+    if start >= 0:
+        ends = (source.find(f"\n{word}", start + 1) for word in ("@", "def ", "class "))
+        end = min((e for e in ends if e >= 0), default=len(source))
+        node = ast.parse(source[start:end]).body[0]
+        return first_paragraph(ast.get_docstring(node) or "")
     return first_paragraph(inspect.getdoc(getattr(package, function_name)) or "")
 
 
