@@ -23,8 +23,9 @@ of its stderr, and the script exits with status 1.
 ``--against DIR`` (a checkout of an earlier commit, e.g. ``git worktree add /tmp/base REV``)
 also times the warm commands and ``--help`` of that checkout in the same run, alternating
 between the two in every round (each tree's code is imported from its own folder: the
-process runs there), and prints each command's time as a multiple of the floor for both, and
-their ratio: whether this checkout starts any slower than the other.
+process runs in its :func:`import_root`, also on ``PYTHONPATH``), and prints each command's
+time as a multiple of the floor for both, and their ratio: whether this checkout starts any
+slower than the other.
 """
 
 from __future__ import annotations
@@ -39,6 +40,28 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 FAILED: list[str] = []
+#: The top-level folders the installed package maps into ``hanna_stats`` (pyproject.toml's
+#: package-dir).
+MAPPED = ("reports", "scoring", "sql")
+
+
+def import_root(tree: Path, folder: Path) -> Path:
+    """A folder under ``folder`` from which ``tree``'s package imports as installed: a
+    ``hanna_stats`` of links to each entry of ``tree/hanna_stats`` and to ``tree``'s
+    :data:`MAPPED` folders. On ``PYTHONPATH`` (and as the working folder), it is found before
+    the editable install of this checkout, whose finder would otherwise take
+    ``hanna_stats.reports`` from here."""
+    root = folder / f"import-{tree.name}"
+    package = root / "hanna_stats"
+    if package.is_dir():  # made by an earlier call
+        return root
+    package.mkdir(parents=True)
+    for entry in (tree / "hanna_stats").iterdir():
+        (package / entry.name).symlink_to(entry)
+    for name in MAPPED:
+        if (tree / name).is_dir():
+            (package / name).symlink_to(tree / name)
+    return root
 
 
 def run(
@@ -171,14 +194,16 @@ def compare(args: argparse.Namespace) -> int:
     trees = {"this": REPO, "base": args.against.resolve()}
     with tempfile.TemporaryDirectory(prefix="hanna-cold-") as tmp:
         tmp = Path(tmp)
-        envs, commands = {}, {}
+        envs, commands, roots = {}, {}, {}
         for name, tree in trees.items():
             cache = tmp / f"numba-{name}"
             cache.mkdir()
             envs[name] = {**os.environ, "CI": "1", "NUMBA_CACHE_DIR": str(cache)}
+            roots[name] = import_root(tree, tmp / name)
+            envs[name]["PYTHONPATH"] = str(roots[name])
             db, html = tmp / f"{name}.duckdb", tmp / f"{name}.html"
             if run(f"{name}: ingest", [py, "-m", "hanna_stats", "ingest", "--db", str(db),
-                                       str(args.data)], envs[name], cwd=tree) is None:
+                                       str(args.data)], envs[name], cwd=roots[name]) is None:
                 return 1
             commands[name] = {
                 "python -m hanna_stats --help": [py, "-m", "hanna_stats", "--help"],
@@ -190,16 +215,16 @@ def compare(args: argparse.Namespace) -> int:
                     py, "-m", "hanna_stats", "report", "--db", str(db), "--out", str(html)],
             }
             for label, command in commands[name].items():  # warm-up: fills the Numba cache
-                if run(f"{name}: {label} (warm-up)", command, envs[name], cwd=tree) is None:
+                if run(f"{name}: {label} (warm-up)", command, envs[name], cwd=roots[name]) is None:
                     return 1
         floor_cmd = [py, "-c", "import numpy, numba, polars, duckdb"]
         times: dict[tuple[str, str], list[float]] = {}
         print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; "
               f"{args.repeat} rounds, alternating this/base", flush=True)
         for _ in range(args.repeat):
-            for name, tree in trees.items():
+            for name in trees:
                 for label, command in {"floor": floor_cmd, **commands[name]}.items():
-                    seconds = run(f"{name}: {label}", command, envs[name], cwd=tree)
+                    seconds = run(f"{name}: {label}", command, envs[name], cwd=roots[name])
                     if seconds is None:
                         return 1
                     times.setdefault((name, label), []).append(seconds)

@@ -7,7 +7,8 @@ Run from the repository root, after writing a report::
 
 Each NAME is a chart's name (the ``data-name`` of its ``<div class="chart">``); the chart is
 shot in headless Chromium (Debian's ``chromium`` through Playwright, the browser test's flags),
-1400 px wide, as ``OUT/report-NAME.png``.
+1400 px wide, as ``OUT/report-NAME.png``. A NAME ``section:KEY`` shoots the whole section
+``<section id="KEY">`` (text, charts and tables) as ``OUT/report-section-KEY.png``.
 """
 
 from __future__ import annotations
@@ -30,9 +31,13 @@ def main(argv: list[str]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as profile, opened(page_path, Path(profile)) as page:
         for name in names:
-            chart = page.locator(f'.chart[data-name="{name}"]')
+            key = name.removeprefix("section:")
+            if key != name:
+                chart, name = page.locator(f'section[id="{key}"]'), f"section-{key}"
+            else:
+                chart = page.locator(f'.chart[data-name="{name}"]')
             if chart.count() != 1:
-                raise SystemExit(f"{page_path}: no chart named {name!r}")
+                raise SystemExit(f"{page_path}: no chart or section named {name!r}")
             target = out / f"report-{name}.png"
             chart.screenshot(path=str(target))
             print(target)

@@ -140,6 +140,10 @@ class Study:
         Systems of the store that :meth:`subset` left out (empty for a whole store).
     subset_index : Subsets or None
         The study's subsets (:attr:`subsets`), None for a study without any.
+    documents : tuple of str
+        Each input's document (column ``inputs.document``; WMT: ``documents/LP.docs``), ``""``
+        for an input without one, along axis 1; empty when the store gives none.
+        :func:`hanna_stats.analyses.sample_inputs` stratifies over them.
     """
 
     values: np.ndarray
@@ -159,6 +163,7 @@ class Study:
     name: str = ""
     left_out: tuple[str, ...] = ()
     subset_index: Subsets | None = None
+    documents: tuple[str, ...] = ()
     _memo: dict = field(default_factory=dict, repr=False)
 
     def __repr__(self) -> str:
@@ -331,6 +336,7 @@ class Study:
             given_system_scores=given,
             catalogue=self.catalogue.filter(pl.col("measure").is_in(measures)),
             ratings=ratings,
+            documents=tuple(np.asarray(self.documents, dtype=object)[g]) if self.documents else (),
             name=f"{self.name} {label}".strip() if len(self.subsets) > 1 else self.name,
             subset_index=Subsets(
                 (label,),
@@ -338,6 +344,61 @@ class Study:
                 np.ones((1, len(measures)), dtype=bool),
                 np.ones((1, int(s.sum())), dtype=bool),
             ),
+            _memo={},
+        )
+
+    def inputs_at(self, positions: Iterable[int]) -> Study:
+        """The study of the inputs at ``positions`` (indices into :attr:`inputs`), in that
+        order: what :func:`hanna_stats.analyses.sample_inputs` draws.
+
+        Parameters
+        ----------
+        positions : iterable of int
+            Distinct indices into :attr:`inputs`; the result's inputs are in this order (a
+            subset's inputs together, as they are drawn).
+
+        Returns
+        -------
+        Study
+            A new Study (with its own memo) of those inputs, their values, ratings, documents
+            and subsets; without given system-level values (:attr:`given_system_scores`: they
+            are of every input, not of these). The store's counts, catalogue, scale checks and
+            sources are those of the whole store.
+
+        Raises
+        ------
+        ValueError
+            If a position is out of range or repeated, or none is given.
+
+        Examples
+        --------
+        >>> import numpy as np, polars as pl
+        >>> empty = pl.DataFrame({"system": []}, schema={"system": pl.String})
+        >>> s = Study(np.arange(3.0).reshape(1, 3, 1), ("m",), ("metric",), ("a", "b", "c"),
+        ...           ("A",), np.zeros(1, bool), empty, empty, empty, empty, empty, empty, empty)
+        >>> s.inputs_at([2, 0]).inputs, s.inputs_at([2, 0]).values.ravel().tolist()
+        (('c', 'a'), [2.0, 0.0])
+        """
+        g = np.asarray(list(positions), dtype=np.intp)
+        if not g.size or g.ndim != 1 or (g < 0).any() or (g >= len(self.inputs)).any():
+            raise ValueError(
+                f"positions must be indices of the study's {len(self.inputs):,} inputs, at "
+                "least one"
+            )
+        if np.unique(g).size != g.size:
+            raise ValueError("positions must be distinct: an input is drawn at most once")
+        inputs = tuple(self.inputs[k] for k in g)
+        index = self.subset_index
+        return replace(
+            self,
+            values=np.ascontiguousarray(self.values[:, g]),
+            inputs=inputs,
+            given_system_scores=self.given_system_scores.clear(),
+            ratings=self.ratings.filter(pl.col("input").is_in(inputs))
+            if self.ratings.height
+            else self.ratings,
+            documents=tuple(np.asarray(self.documents, dtype=object)[g]) if self.documents else (),
+            subset_index=None if index is None else replace(index, inputs=index.inputs[g]),
             _memo={},
         )
 

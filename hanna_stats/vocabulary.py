@@ -103,6 +103,23 @@ CellOrder = Literal["input-major", "system-major"]
 #: own, the tables stacked under a first column ``subset`` (as the WMT metrics tasks report
 #: every pair), or every subset's items pooled into one study.
 Subsets = Literal["each", "pooled"]
+#: How :func:`~hanna_stats.analyses.sample_inputs` draws a study's inputs (mt-metrics-eval's
+#: ``sample_method``): uniformly, or stratified over their documents (WMT's ``LP.docs``).
+SampleMethod = Literal["uniform", "stratify"]
+#: The tests a metric pair's power simulates (:func:`~hanna_stats.kernels.metric_pair_power`):
+#: Williams, PERM-BOTH and the calibrated permutation test of acc_eq.
+MetricPairTest = Literal["williams", "perm-both", "calibrated"]
+#: The tests a system pair's power simulates (:func:`~hanna_stats.kernels.system_pair_power`):
+#: the paired bootstrap (Koehn 2004), the paired sign-flip permutation test, the paired t-test.
+SystemPairTest = Literal["bootstrap", "permutation", "t"]
+#: The tests of :func:`~hanna_stats.analyses.power` (each question takes its own).
+PowerTest = Literal[MetricPairTest, SystemPairTest]
+#: The questions of :func:`~hanna_stats.analyses.power` about a study's design: two metrics
+#: against one criterion, two systems on one criterion, the ranking of all the systems.
+DesignQuestion = Literal["metrics", "systems", "ranking"]
+#: The design a power analysis searches for a target power: the inputs (the other two fixed),
+#: the systems (the metrics question) or the ratings per item.
+SolveFor = Literal["inputs", "systems", "ratings"]
 #: The rater panel one rater is compared with: all raters, or the others.
 Reference = Literal["panel", "others"]
 #: What a value outside its measure's scale does at ingest.
@@ -167,6 +184,12 @@ WORDS: dict[str, tuple[str, ...]] = {
     "task_set": get_args(TaskSetName),
     "cell_order": get_args(CellOrder),
     "subsets": get_args(Subsets),
+    "sample_method": get_args(SampleMethod),
+    "metric_pair_test": get_args(MetricPairTest),
+    "system_pair_test": get_args(SystemPairTest),
+    "power_test": get_args(PowerTest),
+    "question": get_args(DesignQuestion),
+    "solve_for": get_args(SolveFor),
     "reference": get_args(Reference),
     "scale_policy": get_args(ScalePolicy),
     "format": get_args(OutputFormat),
@@ -272,6 +295,16 @@ EXCEPTIONS: dict[tuple[str, str], tuple[object, str]] = {
         True,
         "the values of every system a measure scores, as criterion_values",
     ),
+    ("analyses.power", "method"): (
+        "pearson",
+        "the default test, item-level PERM-BOTH, runs its batched Pearson kernel (under a "
+        "minute on HANNA; Kendall about 4 min); item-level Williams is conservative "
+        "(docs/error-rates.md)",
+    ),
+    ("analyses.sample_inputs", "method"): (
+        "uniform",
+        "another word: how the inputs are drawn (SampleMethod), as mt-metrics-eval's sample_method",
+    ),
     ("kernels.adjust_pvalues", "method"): (
         "bh",
         "another word: the correction (Correction), as scipy.stats.false_discovery_control's",
@@ -288,6 +321,18 @@ EXCEPTIONS: dict[tuple[str, str], tuple[object, str]] = {
         "two-sided",
         "the kernel of one pair of samples keeps scipy.stats' default alternative",
     ),
+    ("kernels.fisher_power", "alternative"): (
+        "two-sided",
+        "the power of the test of r = 0 keeps scipy.stats.pearsonr's default alternative",
+    ),
+    ("kernels.paired_t_power", "alternative"): (
+        "two-sided",
+        "statsmodels' TTestPower.power's default alternative, which it reproduces",
+    ),
+    ("kernels.correlation_power", "level"): (
+        "system",
+        "a test of r = 0 needs one sample of pairs: system means or pooled items (global)",
+    ),
     ("kernels.intraclass_corr", "nan_policy"): (
         "raise",
         "pingouin.intraclass_corr's default: no rating is dropped unasked",
@@ -295,6 +340,11 @@ EXCEPTIONS: dict[tuple[str, str], tuple[object, str]] = {
     ("kernels.permutation_test_pairs", "level"): (
         "system",
         "mt-metrics-eval's PermutationSigDiff (PERM-BOTH) compares system-level correlations",
+    ),
+    ("kernels.system_pair_power", "alternative"): (
+        "two-sided",
+        "a design's comparison of two systems asks whether either is better "
+        "(scipy.stats.ttest_rel's default; Koehn's labels in both directions)",
     ),
     ("kernels.permutation_test_pairs", "alternative"): (
         "two-sided",

@@ -289,9 +289,7 @@ def dot_interval(
     values = pl.concat_list("mean", "ci_low", "ci_high").list.explode().drop_nulls()
     centres = frame.group_by("measure").agg(centre=(values.min() + values.max()) / 2)
     if shared:
-        centres = centres.with_columns(
-            centre=(frame["ci_low"].min() + frame["ci_high"].max()) / 2
-        )
+        centres = centres.with_columns(centre=(frame["ci_low"].min() + frame["ci_high"].max()) / 2)
     absent = (
         pl.DataFrame({"system": systems})
         .join(measures, how="cross")
@@ -621,4 +619,102 @@ def topk_lines(frame: pl.DataFrame, *, name: str = "topk_lines", title: str = ""
         choices={chosen.name: "measure"},
         marks=[f"{name}_points_marks"],
         facet={"facet": "criterion"},
+    )
+
+
+#: The two colours that alternate from one significance cluster to the next (:func:`cluster_bars`).
+CLUSTER_COLOURS = ("#4c78a8", "#9ecae9")
+
+
+def cluster_bars(frame: pl.DataFrame, *, cluster: str = "cluster", **options) -> alt.LayerChart:
+    """:func:`bar_scores` of ``frame`` (``options``: its ``x``, ``y``, ``name``, ``title``,
+    ``subtitle``; the bars start a little below the smallest value), the bars dark and light in
+    turn from one value of ``cluster`` to the next (a significance cluster: 1 the best), e.g.
+    the WMT ranking of metrics by a task set."""
+    chart = bar_scores(frame, start=None, **options)
+    colour = alt.Color(
+        f"{cluster}:O", scale=alt.Scale(range=list(CLUSTER_COLOURS)), legend=None, title=cluster
+    )
+    chart.layer[0] = chart.layer[0].encode(color=colour)
+    return chart
+
+
+#: The band around a simulated estimate: +- this many Monte Carlo standard errors (95%).
+BAND_Z = 1.96
+
+
+def power_curves(
+    frame: pl.DataFrame,
+    *,
+    line: str,
+    x: str = "inputs",
+    name: str = "power_curves",
+    title: str = "",
+    x_title: str = "inputs",
+    y_title: str = "power",
+    target: float | None = None,
+    subtitle: Sequence[str] = (),
+) -> alt.LayerChart:
+    """Simulated estimates over designs (:func:`~hanna_stats.analyses.power`'s curves): one
+    line per value of ``line``, a point per design, and a band of ``estimate`` +- 1.96
+    ``standard_error`` (the Monte Carlo standard error; clipped to [0, 1]).
+
+    Parameters
+    ----------
+    frame : polars.DataFrame
+        Columns ``line``, ``x``, ``estimate`` and ``standard_error`` (others show in the
+        tooltips), one row per line and design.
+    line : str
+        The column naming each curve (its legend, below the plot).
+    x : str
+        The design's size (inputs), on a log2 axis (the default grid doubles) marked at the
+        sizes simulated.
+    target : float, optional
+        A dashed horizontal rule (e.g. the power 0.8 aimed at).
+    """
+    order = frame[line].unique(maintain_order=True).to_list()
+    sizes = sorted(set(frame[x].to_list()))
+    colour = alt.Color(
+        f"{line}:N",
+        sort=order,
+        title=None,
+        legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=700, symbolOpacity=1),
+    )
+    xs = alt.X(
+        f"{x}:Q",
+        scale=alt.Scale(type="log", base=2, nice=False, padding=12),
+        axis=alt.Axis(values=sizes, format="~d"),
+        title=x_title,
+    )
+    ys = alt.Y("estimate:Q", scale=alt.Scale(domain=[0, 1]), title=y_title)
+    band = (
+        alt.Chart(name=f"{name}_band")
+        .transform_calculate(
+            low=f"max(0, datum.estimate - {BAND_Z} * datum.standard_error)",
+            high=f"min(1, datum.estimate + {BAND_Z} * datum.standard_error)",
+        )
+        .mark_area(opacity=0.18)
+        .encode(x=xs, y="low:Q", y2="high:Q", color=colour)
+    )
+    lines = alt.Chart(name=f"{name}_lines").mark_line().encode(x=xs, y=ys, color=colour)
+    points = (
+        alt.Chart(name=f"{name}_points")
+        .mark_point(filled=True, size=40)
+        .encode(x=xs, y=ys, color=colour, tooltip=_tooltips(frame, frame.columns))
+    )
+    layers = [band, lines, points]
+    if target is not None:
+        layers.append(
+            alt.Chart(alt.Data(values=[{"target": target}]), name=f"{name}_target")
+            .mark_rule(color="black", strokeDash=[4, 3])
+            .encode(y="target:Q")
+        )
+    chart = alt.layer(*layers, data=_values(frame), title=_titled(title, subtitle)).properties(
+        name=name, width=420, height=220
+    )
+    return _meta(
+        chart,
+        keys=[line, x],
+        values=["estimate", "standard_error"],
+        marks=[f"{name}_points_marks"],
     )

@@ -12,7 +12,13 @@ from pathlib import Path
 
 import polars as pl
 from hanna_stats.reports.html import Note, Section, Table, render_page
-from hanna_stats.reports.sections import Context, ReportSettings, section_builders, shown_calls
+from hanna_stats.reports.sections import (
+    WHOLE_STORE,
+    Context,
+    ReportSettings,
+    section_builders,
+    shown_calls,
+)
 
 from hanna_stats.analyses import analysis_calls
 from hanna_stats.progress import progress, study_notes
@@ -24,7 +30,9 @@ TITLE = "hanna_stats report: how well do automatic metrics agree with human judg
 def build_report(study: Study, settings: ReportSettings) -> list[Section]:
     """Run every section's analyses on a loaded study.
 
-    A store of several subsets (WMT: language pairs) gets the Dataset section once, then one
+    A store of several subsets (WMT: language pairs) gets the Dataset section once, then the
+    sections of the whole store (:data:`~hanna_stats.reports.sections.WHOLE_STORE`: the
+    ranking of metrics by task set, when the subsets are WMT language pairs), then one
     set of the other sections per subset, each analysing that subset alone
     (``study.subset(subset=LABEL)``, the numbers of a store holding only it: mt-metrics-eval
     never pools pairs), after a heading section naming the subset. Their titles name the
@@ -47,7 +55,9 @@ def build_report(study: Study, settings: ReportSettings) -> list[Section]:
     builders = section_builders(settings)
     if len(study.subsets) < 2:
         return _built(builders, whole)
-    sections = _built(builders[:1], whole)  # the Dataset section: what the store holds
+    # The Dataset section (what the store holds), then those of the whole store (the ranking
+    # of metrics by task set across the language pairs).
+    sections = _built((builders[0], *WHOLE_STORE), whole)
     for label, slug in _slugs(study.subsets).items():
         ctx = Context.of(study.subset(subset=label), settings)
         sections.append(_subset_heading(ctx, slug))

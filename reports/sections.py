@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
 
@@ -21,6 +22,7 @@ from hanna_stats.reports.html import Chart, Note, Section, Table
 
 from hanna_stats import analyses as an
 from hanna_stats.analyses import AnalysisCall
+from hanna_stats.analyses.design import DEFAULT_TESTS, INPUT_MULTIPLES
 from hanna_stats.kernels import check_confidence, check_count, check_seed
 from hanna_stats.study import Study
 from hanna_stats.vocabulary import (
@@ -31,6 +33,7 @@ from hanna_stats.vocabulary import (
     Kind,
     Method,
     Resample,
+    TaskSetName,
     Ties,
     check,
     check_kinds,
@@ -77,6 +80,27 @@ class ReportSettings:
         are its parameters (seed, resamples, confidence, kinds, ...), unless the vocabulary
         lists its parameter's default as another (``EXCEPTIONS``: ``agreement``'s kinds are
         rated kinds).
+    task_set : str
+        The WMT task set of the metric ranking across language pairs (:func:`task_ranking`;
+        a store of several WMT pairs): ``"wmt23"``, ``"wmt24"``, ``"wmt24-on-wmt23"`` or
+        ``"wmt25"``.
+    task_permutations : int
+        Permutations of each task's significance test in that ranking (0: no test, the
+        clusters are the order of the average, as ``task_ranking``'s default; a name of its
+        own, so that the analyses of ``analyses`` keep their own ``permutations``).
+    task_gold : str or None
+        The human criterion every pair of the ranking is ranked against (None: each pair's
+        standard gold in mt-metrics-eval, else the pair's only criterion).
+    power_studies : int
+        Simulated studies per design of the section "Is this study big enough?"
+        (:func:`power`'s ``studies``; ranking: pairs of studies): the Monte Carlo standard
+        error of a power is at most 0.5 / sqrt(power_studies).
+    power_permutations : int
+        Permutations of each simulated permutation test there (:func:`power`'s
+        ``permutations``; names of their own, so that the analyses of ``analyses`` keep their
+        own ``studies``, ``permutations`` and ``resamples``).
+    power_resamples : int
+        Resamples of each simulated paired bootstrap there (:func:`power`'s ``resamples``).
     """
 
     seed: int = 0
@@ -90,6 +114,12 @@ class ReportSettings:
     ties: Ties = "average"
     kinds: tuple[Kind, ...] = ("metric",)
     analyses: tuple[str, ...] = ()
+    task_set: TaskSetName = "wmt24"
+    task_permutations: int = 0
+    task_gold: str | None = None
+    power_studies: int = 200
+    power_permutations: int = 200
+    power_resamples: int = 200
 
     def __post_init__(self) -> None:
         """Check every setting before any work starts (a bad seed used to fail after the
@@ -112,6 +142,16 @@ class ReportSettings:
             check("correction", self.correction)
         check_kinds(self.kinds)
         object.__setattr__(self, "analyses", check_analyses(self.analyses))
+        check("task_set", self.task_set)
+        permutations = self.task_permutations
+        if isinstance(permutations, bool) or not isinstance(permutations, int) or permutations < 0:
+            raise ValueError(f"task_permutations must be an integer >= 0; got {permutations!r}")
+        if self.task_gold is not None and not isinstance(self.task_gold, str):
+            raise ValueError(
+                f"task_gold must be a criterion's name or None; got {self.task_gold!r}"
+            )
+        for name in ("power_studies", "power_permutations", "power_resamples"):
+            check_count(name, getattr(self, name))
 
 
 def check_analyses(names: object) -> tuple[str, ...]:
@@ -243,6 +283,17 @@ class Context:
 
 #: Parameters that choose how an analysis runs, not what it computes: no settings line names them.
 HOW = frozenset({"executor"})
+#: What a ``None`` means for one analysis' parameter where it differs from the vocabulary's
+#: meaning of the name (:data:`~hanna_stats.vocabulary.NONE_MEANS`), by (analysis, parameter).
+NONE_MEANS_OF = {
+    ("task_ranking", "criterion"): "each pair's standard gold, else its only criterion",
+    ("power", "pair"): "the closest pair at the top",
+    ("power", "effect"): "the study's own observed difference",
+    ("power", "inputs"): "0.25, 0.5, 1, 2, 4 times the study's (ranking: times half of them)",
+    ("power", "design_systems"): "the study's",
+    ("power", "ratings"): "the item scores as they are",
+    ("power", "target_power"): "none, the curves only",
+}
 
 
 def shown_calls(ctx: Context, calls: Iterable[AnalysisCall]) -> dict[str, dict[str, str]]:
@@ -263,7 +314,8 @@ def shown_calls(ctx: Context, calls: Iterable[AnalysisCall]) -> dict[str, dict[s
             if option in HOW or (option == "subsets" and len(ctx.study.subsets) < 2):
                 continue
             values = options.setdefault(option, [])
-            word = _in_words(ctx, option, value)
+            own = NONE_MEANS_OF.get((call.name, option)) if value is None else None
+            word = own or _in_words(ctx, option, value)
             if word not in values:
                 values.append(word)
     return {
@@ -348,6 +400,98 @@ def dataset(ctx: Context) -> Section:
         Table("measure_families", families, "Measures by family"),
         Table("data_sources", sources, "Ingested files"),
     ]
+    return section
+
+
+#: The ingest formats whose subsets are WMT language pairs, on which the task sets run.
+WMT_FORMATS = frozenset({"wmt", "wmt25"})
+#: What each task set averages (:func:`~hanna_stats.analyses.wmt_task_set`), in words.
+TASK_SETS = {
+    "wmt23": "pairwise accuracy of the system scores pooled over all pairs (weighted by the "
+    "number of pairs), then per pair system-level Pearson, segment-level Pearson and "
+    "segment-level acc_eq (weight 1 each)",
+    "wmt24": "per pair system-level soft pairwise accuracy (SPA) and segment-level acc_eq, "
+    "equal weights",
+}
+TASK_SETS["wmt24-on-wmt23"] = TASK_SETS["wmt25"] = TASK_SETS["wmt24"]
+
+
+def task_set_ranking(ctx: Context) -> Section | None:
+    """The ranking of metrics by a WMT task set across the store's language pairs (the WMT
+    metrics tasks' table since 2023), built once on a store of several subsets; None (no
+    section) unless an ingest of a WMT format gave the subsets, which are then language pairs
+    (:data:`WMT_FORMATS`)."""
+    s = ctx.settings
+    if not WMT_FORMATS & set(ctx.study.sources["format"]):
+        return None
+    tests = s.task_permutations > 0
+    section = Section(
+        "task-ranking",
+        f"Metric ranking across language pairs ({s.task_set} task set)",
+        f"The WMT metrics tasks rank metrics since 2023 by a task set (mt-metrics-eval's "
+        f"tasks.py): tasks, each a language pair, a level and a statistic, weighted; "
+        f"{s.task_set}: {TASK_SETS[s.task_set]}. One row per metric: average is the weighted "
+        "average of its statistics, each rescaled to [0, 1] by its range (Pearson from [-1, 1]); "
+        "average_rank the weighted average of its ranks in the tasks; then each task's statistic "
+        "and rank. cluster groups metrics whose averages are not significantly different "
+        "(1 the best): going down the order, a metric starts a new cluster when a metric of the "
+        f"current one is significantly better at alpha 0.05, the test using each task's own "
+        "permutation draws; pvalue_next is the p-value of a metric against the next one. "
+        + (
+            f"Here each task ran {s.task_permutations:,} permutations."
+            if tests
+            else "Here permutations is 0 (no test, as mt-metrics-eval's default k=0): each "
+            "metric is its own cluster, the order of the average, and no difference between "
+            "two metrics is shown to be significant; --task-permutations K tests them (slow: "
+            "minutes per pair for 100 permutations of 30 metrics)."
+        )
+        + " Metrics not scored in every task are not ranked.",
+    )
+    why = ctx.missing(criteria=True, metrics=True)
+    if why:
+        return _absent(section, why)
+    try:
+        frame = an.task_ranking(
+            ctx.study,
+            task_set=s.task_set,
+            permutations=s.task_permutations,
+            seed=s.seed,
+            criterion=s.task_gold,
+        )
+    except ValueError as err:
+        hint = " (--task-gold names one)" if "gold" in str(err) and s.task_gold is None else ""
+        section.absent = f"Not computed for this study: {str(err).rstrip('.')}{hint}."
+        return section
+    n_tasks = sum(column.endswith(" statistic") for column in frame.columns)
+    section.settings |= {"tasks": n_tasks, "language pairs": ", ".join(ctx.study.subsets)}
+    section.blocks += [
+        Chart.of(
+            charts.cluster_bars,
+            frame.select("measure", "cluster", "average", "average_rank"),
+            name="task_ranking",
+            x="average",
+            y="measure",
+            title=f"Weighted average of the {n_tasks} task statistics per metric ({s.task_set})",
+            subtitle=[
+                "Bars alternate dark and light from one significance cluster to the next"
+                if tests
+                else "No test (permutations 0): each metric is its own cluster"
+            ],
+        ),
+        Table(
+            "task_ranking",
+            frame,
+            f"Ranking of metrics by the {s.task_set} task set: average, clusters and each task",
+        ),
+    ]
+    unranked = sorted(set(ctx.metrics) - set(frame["measure"]))
+    if unranked:
+        section.blocks.append(
+            Note(
+                f"Not ranked ({len(unranked)}: not scored in every task, or not of kind "
+                f"metric): {', '.join(unranked)}."
+            )
+        )
     return section
 
 
@@ -1122,6 +1266,237 @@ def _self_consistency(ctx: Context) -> list[Chart | Table | Note]:
     ]
 
 
+#: Below this many inputs the section "Is this study big enough?" is not computed: the ranking
+#: draws two disjoint studies of at least a quarter of half the inputs (2 each).
+DESIGN_MIN_INPUTS = 8
+#: The power (and agreement) the section's sentences aim at, read off the curves.
+DESIGN_TARGET = 0.8
+#: The section's curves stop at this many inputs (the default grid's points above it are left
+#: out: on WMT22 zh-en, 4 x 1,875 segments would add most of a minute to the report).
+DESIGN_MAX_INPUTS = 4000
+#: The tests of :func:`power`, as the section's sentences name them.
+TEST_NAMES = {
+    "williams": "the Williams test",
+    "perm-both": "the PERM-BOTH permutation test",
+    "calibrated": "the calibrated permutation test of acc_eq",
+    "bootstrap": "the paired bootstrap",
+    "permutation": "the paired permutation test",
+    "t": "the paired t-test",
+}
+#: The ranking's quantities, as the chart's legend names them.
+RANKING_WORDS = {
+    "top_agreement": "same top system",
+    "mean_agreement": "same outcome of a system pair (mean over pairs)",
+    "srp": "same outcome of every system pair (stable ranking probability)",
+}
+
+
+def study_design(ctx: Context) -> Section:
+    """Is this study big enough? Power curves of the closest top metric pair and system pair,
+    and the stable ranking probability (:func:`~hanna_stats.analyses.power`), simulated from
+    the study as a pilot, with sentences read off the curves."""
+    s = ctx.settings
+    items = ctx.item_word_plural()
+    section = Section(
+        "design",
+        "Is this study big enough?",
+        f"Each point is simulated from this study taken as a pilot (hanna_stats power): "
+        f"{s.power_studies:,} studies of that many {items}, drawn with replacement from this "
+        "study's, each given the package's own test at alpha "
+        f"{s.alpha:g}; the power is the share of studies whose test finds the difference. The "
+        "difference is the one this study observes (not an assumed one): between its two "
+        "metrics best correlated with the criterion, and between its two best systems by mean "
+        "rating, the first expected better; a difference this study does not show cannot be "
+        "found by a bigger one either. The ranking draws two disjoint studies of that many "
+        f"{items} each (at most half of this study's) and asks how often they agree. Bands: "
+        "+-1.96 Monte Carlo standard errors, sqrt(p (1 - p) / studies): the uncertainty of the "
+        "simulation, not of the study. The dashed line marks "
+        f"{DESIGN_TARGET:g}; the sentences read the curves at this study's size and at the "
+        "smallest size tried that reaches it.",
+    )
+    why = ctx.missing(criteria=True, systems=2)
+    if not why and len(ctx.study.inputs) < DESIGN_MIN_INPUTS:
+        why = f"{len(ctx.study.inputs)} inputs (at least {DESIGN_MIN_INPUTS} needed)"
+    if why:
+        return _absent(section, why)
+    criterion = ctx.criteria[0]
+    study, kept = _rated_systems(ctx, criterion)
+    section.settings["criterion"] = f"{criterion} (the study's first)"
+    if kept is not None:
+        section.settings["systems"] = f"the {kept} rated by {criterion}"
+    section.settings["band"] = "+-1.96 Monte Carlo standard errors"
+    common = {
+        "criterion": criterion,
+        "target_power": None,  # the needed design and detectable effect: searches, too slow
+        "studies": s.power_studies,
+        "permutations": s.power_permutations,
+        "resamples": s.power_resamples,
+        "alpha": s.alpha,
+        "seed": s.seed,
+        "kinds": s.kinds,
+    }
+    frames, notes = [], []
+    questions = ("metrics", "systems") if len(ctx.metrics) >= 2 else ("systems",)
+    if len(ctx.metrics) < 2:
+        notes.append(
+            Note(
+                f"No metric curve: it needs two automatic measures of kinds "
+                f"{', '.join(s.kinds)}; the study has {len(ctx.metrics)}."
+            )
+        )
+    size = len(study.inputs)
+    grid = {}  # the default grid (the ranking's: of half the inputs, never capped)
+    if size * max(INPUT_MULTIPLES) > DESIGN_MAX_INPUTS:  # WMT: no curve to 7,500 segments
+        kept = [m for m in INPUT_MULTIPLES if size * m <= DESIGN_MAX_INPUTS]
+        grid = {"inputs": tuple(math.floor(size * m) for m in kept) or (size,)}
+    for question in (*questions, "ranking"):
+        try:
+            test = {"test": DEFAULT_TESTS[question]}  # said in the settings line
+            inputs = {} if question == "ranking" else grid
+            frames.append(an.power(study, question=question, **(common | test | inputs)))
+        except ValueError as err:
+            notes.append(Note(f"No {question} curve: {str(err).rstrip('.')}."))
+    frame = pl.concat(frames, how="diagonal_relaxed") if frames else None
+    if frame is None:
+        section.blocks += notes
+        return section
+    section.blocks += [Note(text) for text in design_sentences(ctx, frame, size)] + notes
+    section.blocks += _design_charts(ctx, frame)
+    section.blocks.append(
+        Table(
+            "power",
+            ctx.shown(frame),
+            f"Simulated power and ranking agreement by design ({criterion})",
+        )
+    )
+    return section
+
+
+def _rated_systems(ctx: Context, criterion: str) -> tuple[Study, int | None]:
+    """The study restricted to the systems ``criterion`` rates (WMT22's MQM: 14 of 18) when it
+    leaves some unrated, with their number; else the study and None. The simulations need
+    every system's value of every input they draw."""
+    study = ctx.study
+    values = study.values[list(study.measures).index(criterion)]
+    rated = [
+        name
+        for k, name in enumerate(study.systems)
+        if not study.is_human[k] and not np.isnan(values[:, k]).all()
+    ]
+    if len(rated) == ctx.n_systems:
+        return study, None
+    return study.subset(systems=rated), len(rated)
+
+
+def _pilot(frame: pl.DataFrame, question: str, size: int) -> tuple[dict, list[dict]]:
+    """The curve of ``question`` (rows by inputs; ranking: one row per inputs with its
+    quantities) and its row at the pilot's ``size`` (the ranking: half of it)."""
+    rows = frame.filter((pl.col("question") == question) & (pl.col("answer") == "curve"))
+    if question == "ranking":
+        rows = rows.pivot(on="quantity", index="inputs", values=["estimate", "standard_error"])
+        size //= 2
+    rows = rows.sort("inputs").to_dicts()
+    return next((r for r in rows if r["inputs"] == size), rows[-1]), rows
+
+
+def design_sentences(ctx: Context, frame: pl.DataFrame, size: int) -> list[str]:
+    """What the curves say, one sentence per question, every number read off ``frame``
+    (:func:`~hanna_stats.analyses.power`'s curves): the power at the study's size, the
+    smallest size tried reaching :data:`DESIGN_TARGET` (or that none does), and how often two
+    studies agree on the ranking."""
+    items = ctx.item_word_plural()
+    sentences = []
+    for question in ("metrics", "systems"):
+        if not (frame["question"] == question).any():
+            continue
+        pilot, rows = _pilot(frame, question, size)
+        what = {"metrics": "metric", "systems": "system"}[question]
+        test = TEST_NAMES.get(pilot["test"], pilot["test"])
+        text = (
+            f"With {pilot['inputs']:,} {items} (this study), {test} tells {what} {pilot['a']} "
+            f"from {pilot['b']} with power {pilot['estimate']:.2f} (SE "
+            f"{pilot['standard_error']:.2f}); "
+        )
+        reached = next((r for r in rows if r["estimate"] >= DESIGN_TARGET), None)
+        if reached is None:
+            last = rows[-1]
+            text += (
+                f"no size tried reaches {DESIGN_TARGET:.2f}: {last['inputs']:,} {items} "
+                f"({last['inputs'] / pilot['inputs']:g} times as many) give "
+                f"{last['estimate']:.2f} (SE {last['standard_error']:.2f})."
+            )
+        elif reached["inputs"] > pilot["inputs"]:
+            more = reached["inputs"] - pilot["inputs"]
+            text += (
+                f"{reached['inputs']:,} {items} ({more:,} more) would give "
+                f"{reached['estimate']:.2f} (SE {reached['standard_error']:.2f}), the smallest "
+                f"size tried reaching {DESIGN_TARGET:.2f}."
+            )
+        elif reached["inputs"] == pilot["inputs"]:
+            text += f"this study is big enough for power {DESIGN_TARGET:.2f} on this pair."
+        else:
+            text += (
+                f"{reached['inputs']:,} {items} would already give {reached['estimate']:.2f} "
+                f"(SE {reached['standard_error']:.2f}), the smallest size tried reaching "
+                f"{DESIGN_TARGET:.2f}."
+            )
+        sentences.append(text)
+    if (frame["question"] == "ranking").any():
+        _, rows = _pilot(frame, "ranking", size)
+        last = rows[-1]
+        sentences.append(
+            f"Two studies of {last['inputs']:,} {items} each (half of this study's) agree on "
+            f"the top system {last['estimate_top_agreement']:.0%} of the time (SE "
+            f"{last['standard_error_top_agreement']:.0%}), on the outcome of a system pair "
+            f"(better, worse or not significantly different) {last['estimate_mean_agreement']:.0%}"
+            f" of the time on average (SE {last['standard_error_mean_agreement']:.0%}), and on "
+            f"every pair at once {last['estimate_srp']:.0%} of the time (SE "
+            f"{last['standard_error_srp']:.0%})."
+        )
+    return sentences
+
+
+def _design_charts(ctx: Context, frame: pl.DataFrame) -> list[Chart]:
+    """The power curves of the metric and system pairs, and the ranking's agreement curves."""
+    items = ctx.item_word_plural()
+    curves = frame.filter(pl.col("answer") == "curve")
+    ranking = pl.col("question") == "ranking"
+    pair = pl.format("{}: {} vs {} ({})", "question", "a", "b", "test")
+    shown = (
+        (
+            curves.filter(~ranking),
+            pair.alias("pair"),
+            "power_curves",
+            "Power to tell the closest top pair apart, by study size",
+            "band: +-1.96 Monte Carlo standard errors",
+            "power",
+        ),
+        (
+            curves.filter(ranking),
+            pl.col("quantity").replace_strict(RANKING_WORDS).alias("agreement"),
+            "ranking_agreement",
+            "How often two studies rank the systems alike, by study size",
+            "two disjoint studies of each size",
+            "share of study pairs",
+        ),
+    )
+    return [
+        Chart.of(
+            charts.power_curves,
+            rows.select(line, "inputs", "estimate", "standard_error"),
+            line=line.meta.output_name(),
+            name=name,
+            title=title,
+            subtitle=[f"{ctx.criteria[0]}; {subtitle}"],
+            x_title=f"{items} per study",
+            y_title=y_title,
+            target=DESIGN_TARGET,
+        )
+        for rows, line, name, title, subtitle, y_title in shown
+        if rows.height
+    ]
+
+
 #: The section builders, in the paper's order; a builder returns None when its section does not
 #: apply to the study at all (no LLM judges: no LLM-judge section).
 SECTIONS: tuple[Callable[[Context], Section | None], ...] = (
@@ -1134,8 +1509,14 @@ SECTIONS: tuple[Callable[[Context], Section | None], ...] = (
     williams,
     borda,
     tie_calibration,
+    study_design,
     llm_judges,
 )
+
+
+#: Sections built once on the whole store of several subsets, after the Dataset section and
+#: before each subset's own (:func:`~hanna_stats.reports.build_report`).
+WHOLE_STORE: tuple[Callable[[Context], Section | None], ...] = (task_set_ranking,)
 
 
 def analysis_section(ctx: Context, name: str) -> Section:

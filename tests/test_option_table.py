@@ -23,7 +23,16 @@ PARTS = {
 #: Options that take another word's values under their own name.
 EXTRA = {"unit": WORDS["resample"]}
 #: Words that choose data rather than a statistic: the second table of docs/options.md.
-DATA_WORDS = {"kinds", "rated_kinds", "against", "subsets", "scale_policy", "format", "data_format"}
+DATA_WORDS = {
+    "kinds",
+    "rated_kinds",
+    "against",
+    "subsets",
+    "sample_method",
+    "scale_policy",
+    "format",
+    "data_format",
+}
 
 
 def _rows():

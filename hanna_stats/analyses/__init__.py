@@ -26,7 +26,9 @@ on the Study, so calling several analyses costs little more than the first.
   (Fig. 8), :func:`metric_clusters` (significance clusters of a leaderboard);
 - :mod:`~hanna_stats.analyses.overview`: what the study holds; :func:`system_means` with
   t-intervals (Tab. 4); :func:`judge_scale`, the values found outside the judges' scale;
-  :func:`given_left_out`, the measures that ``system_scores="given"`` leaves out.
+  :func:`given_left_out`, the measures that ``system_scores="given"`` leaves out;
+- :mod:`~hanna_stats.analyses.sampling`: :func:`sample_inputs`, the study of some of its inputs
+  drawn at random (mt-metrics-eval's ``sample_size``), which every analysis takes.
 
 Each analysis checks its options once, at its entry (a ValueError naming the option and its
 allowed values); what it hands on (the :class:`Selection`, the cubes, the kernels' private
@@ -82,6 +84,8 @@ _HOME = {
     "task_ranking": "tasks",
     "metric_clusters": "rankings",
     "given_left_out": "_common",
+    "sample_inputs": "sampling",
+    "power": "design",
     "AnalysisCall": "_common",
     "analysis_calls": "_common",
     "Selection": "_common",

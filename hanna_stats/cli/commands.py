@@ -318,6 +318,7 @@ NOT_COMMANDS: dict[str, str] = {
     "the command line runs williams per criterion, level and method",
     "user_study_agreement": "takes the user-study file, not a study: the user-study command",
     "analysis_calls": "records the analyses a block of Python code calls",
+    "sample_inputs": "returns a Study, not a table: every analysis command's --sample-inputs",
     "criterion_values": "the report's rating distributions: sql reads the item values",
     "measure_values": "the report's value distributions: sql reads the item values",
     "data_sources": "the report's provenance table: sql reads the ingests table",
@@ -508,6 +509,22 @@ ANALYSES: dict[str, Entry] = {
         "Correlation of each rater's ratings with the mean of all raters (panel) or of the "
         "other raters (others), at item, system or global level, and the mean over raters.",
     ),
+    "power": Entry(
+        "is this study big enough? power, needed inputs and detectable effect, from it as a pilot",
+        "Simulate studies of other sizes by resampling this one (its inputs with replacement, "
+        "its systems, its raters' ratings) and run the package's own test on each: the power "
+        "at a grid of inputs, the smallest design reaching --target-power and the smallest "
+        "detectable effect, each with its Monte Carlo standard error. With no options: can "
+        "the study tell its best metric from the runner-up on its first criterion (PERM-BOTH, "
+        "item-level Pearson), and how many inputs would it take? --question systems: its two "
+        "best systems; --question ranking: the stable ranking probability of all its systems.",
+        overrides={
+            "criterion": Option(
+                "the human criterion, by name or abbreviation (e.g. EM)",
+                none="the study's first criterion",
+            )
+        },
+    ),
     "system_means": Entry(
         "mean rating of each system per measure with t-intervals (Tab. 4)",
         "Means and Student-t intervals over a measure's individual ratings (or an LLM "
@@ -688,6 +705,12 @@ def ingest_command() -> Command:
                 "--ref",
                 none="the test set's only one",
                 help="WMT test sets: the standard reference (needed if several)",
+            ),
+            argument(
+                "--include-outliers",
+                action="store_true",
+                help="WMT test sets: keep mt-metrics-eval's outlier systems of the pair (left out "
+                "by default, as its tasks and correlations leave them out)",
             ),
             argument(
                 "--extend",

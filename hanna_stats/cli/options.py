@@ -77,6 +77,17 @@ def parse_sample_size(text: str) -> int:
     return value
 
 
+def parse_inputs_count(text: str) -> int:
+    """A number of inputs to draw (``--sample-inputs``): a positive integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer; got {text!r}")
+    return value
+
+
 def parse_ks(text: str) -> list[int]:
     """'4-10' -> [4, ..., 10]; '4,6,8' -> [4, 6, 8]; each k within the kernels' count bounds."""
     from hanna_stats.kernels import check_count
@@ -93,6 +104,19 @@ def parse_ks(text: str) -> list[int]:
     except ValueError as err:
         raise argparse.ArgumentTypeError(f"{err} (in {text!r})") from None
     return list(range(ks[0], ks[1] + 1)) if dash else ks
+
+
+def parse_counts(text: str) -> tuple[int, ...]:
+    """'24,48,96' -> (24, 48, 96): comma-separated positive integers (a grid of designs)."""
+    try:
+        values = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        values = ()
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated positive integers; got {text!r}"
+        )
+    return values
 
 
 def parse_scale(text: str) -> tuple[str, tuple[float, float]]:
@@ -261,9 +285,7 @@ OPTIONS: dict[str, Option] = {
         "en-mas_KE) instead of every metric of --kinds"
     ),
     "ks": Option("k values: a range 4-10 or a list 4,6,8", type=parse_ks),
-    "criterion": Option(
-        "the human criterion, by name or abbreviation (e.g. EM)"
-    ),
+    "criterion": Option("the human criterion, by name or abbreviation (e.g. EM)"),
     "n": Option(
         "sample size n of the Williams test (n - 3 degrees of freedom)",
         type=parse_sample_size,
@@ -340,6 +362,47 @@ OPTIONS: dict[str, Option] = {
         "the human rater's panel: the mean of all raters (panel, the TACL study) or of the other "
         "raters (others)"
     ),
+    "question": Option(
+        "what the simulated studies are asked: two metrics against the criterion (metrics), two "
+        "systems on it (systems) or the ranking of all its systems (ranking: stable ranking "
+        "probability)"
+    ),
+    "pair": Option(
+        "the two metrics (metrics) or systems (systems) compared, comma-separated, the first "
+        "expected better",
+        none="the two best correlated metrics, or the two best systems by mean",
+    ),
+    "test": Option(
+        "the test run on each simulated study: williams, perm-both or calibrated (metrics); "
+        "bootstrap, permutation or t (systems)",
+        none="williams (metrics), bootstrap (systems), permutation (ranking)",
+    ),
+    "effect": Option(
+        "the effect injected: the drop of the second metric's pooled Pearson correlation "
+        "(metrics) or the mean difference on the rating scale (systems)",
+        none="the study's own observed difference",
+    ),
+    "inputs": Option(
+        "inputs of the designs of the curve, comma-separated",
+        type=parse_counts,
+        metavar="N[,N...]",
+        none="0.25, 0.5, 1, 2 and 4 times the study's (ranking: times half of them)",
+    ),
+    "design_systems": Option(
+        "systems of each simulated study (metrics)", none="the study's systems"
+    ),
+    "ratings": Option(
+        "ratings per item of each simulated study, drawn from the rater-level ratings",
+        none="the item scores as they are",
+    ),
+    "target_power": Option(
+        "the power (ranking: stable ranking probability) the needed design and the smallest "
+        "detectable effect aim at, in (0, 1)"
+    ),
+    "solve_for": Option(
+        "what the needed design searches: inputs, systems (metrics) or ratings per item"
+    ),
+    "studies": Option("simulated studies per design", type=parse_count),
     # the report's own settings (hanna_stats.reports.ReportSettings)
     "analyses": Option(
         "more analyses, by their Python names (e.g. spa,calibrated_accuracy), each in its own "
@@ -354,6 +417,26 @@ OPTIONS: dict[str, Option] = {
     "williams_method": Option(
         "coefficient of the Williams matrices (the report's own setting: the paper's figures use "
         "pearson)"
+    ),
+    "task_permutations": Option(
+        "permutations K of every task's test in the metric ranking by task set (a store of "
+        "several WMT pairs); 0: no test, the clusters are the order of the average",
+        type=parse_draws_or_zero,
+    ),
+    "task_gold": Option(
+        "the human criterion every pair of the metric ranking by task set is ranked against",
+        none="each pair's standard gold in mt-metrics-eval, else its only criterion",
+    ),
+    "power_studies": Option(
+        "simulated studies per design of the section 'Is this study big enough?' (its "
+        "standard errors are at most 0.5 / sqrt of it)",
+        type=parse_count,
+    ),
+    "power_permutations": Option(
+        "permutations of each simulated permutation test of that section", type=parse_count
+    ),
+    "power_resamples": Option(
+        "resamples of each simulated paired bootstrap of that section", type=parse_count
     ),
 }
 
@@ -464,7 +547,8 @@ def data_argument(help: str) -> Argument:
 
 
 def source_arguments() -> tuple[Argument, ...]:
-    """``--data`` and ``--db`` (exclusive), ``--systems``, ``--exclude-systems``, ``--subset``."""
+    """``--data`` and ``--db`` (exclusive), ``--systems``, ``--exclude-systems``, ``--subset``,
+    ``--sample-inputs``, ``--sample-method``, ``--sample-seed``."""
     return (
         data_argument("HANNA data folder, built into an in-memory store"),
         argument(
@@ -497,5 +581,32 @@ def source_arguments() -> tuple[Argument, ...]:
             keyword=False,
             none="all",
             help="analyse only this subset of the store (WMT: a language pair, e.g. en-de)",
+        ),
+        argument(
+            "--sample-inputs",
+            type=parse_inputs_count,
+            metavar="N",
+            keyword=False,
+            none="all inputs",
+            help="analyse N inputs (WMT: segments) drawn at random, N of each subset, every "
+            "measure on the same ones (mt-metrics-eval's sample_size; after --subset and "
+            "--systems); N above a subset's count keeps all of it",
+        ),
+        argument(
+            "--sample-method",
+            choices=WORDS["sample_method"],
+            keyword=False,
+            none="uniform",
+            help="with --sample-inputs: draw uniformly, or stratify over the inputs' documents "
+            "(WMT: documents/LP.docs), each its share of N",
+        ),
+        argument(
+            "--sample-seed",
+            type=parse_seed,
+            metavar="SEED",
+            keyword=False,
+            none="0",
+            help="with --sample-inputs: the seed of the draw (mt-metrics-eval's sample_seed: the "
+            "same seed draws the same inputs)",
         ),
     )

@@ -53,7 +53,27 @@ def connect(args: argparse.Namespace, *, read_only: bool = True) -> duckdb.DuckD
 
 def study_of(args: argparse.Namespace) -> Study:
     """The Study of ``--db`` (read-only) or of the HANNA data (see :func:`connect`), restricted
-    to ``--subset``, then ``--systems`` / ``--exclude-systems``."""
+    to ``--subset``, then ``--systems`` / ``--exclude-systems``, then to ``--sample-inputs``
+    (:func:`hanna_stats.analyses.sample_inputs`)."""
+    options = {
+        keyword: value
+        for keyword, value in (("method", args.sample_method), ("seed", args.sample_seed))
+        if value is not None
+    }
+    if args.sample_inputs is None and options:
+        given = " and ".join(f"--sample-{keyword}" for keyword in options)
+        raise ValueError(f"{given}: the draw of --sample-inputs N, which is not given")
+    study = whole_study(args)
+    if args.sample_inputs is None:
+        return study
+    from hanna_stats.analyses import sample_inputs
+
+    return sample_inputs(study, args.sample_inputs, **options)
+
+
+def whole_study(args: argparse.Namespace) -> Study:
+    """The Study of ``--db`` or of the HANNA data, restricted to ``--subset``, then
+    ``--systems`` / ``--exclude-systems``."""
     if args.db is not None:
         from hanna_stats.store import load_study
 
@@ -192,6 +212,7 @@ def run_ingest(command: Command, args: argparse.Namespace) -> int:
         "item_word": ("--item-word", None if args.item_word == "item" else args.item_word),
         "lp": ("--lp", args.lp),
         "ref": ("--ref", args.ref),
+        "include_outliers": ("--include-outliers", args.include_outliers or None),
     }
     given = {keyword: value for keyword, (_, value) in flags.items() if value is not None}
     formats = []

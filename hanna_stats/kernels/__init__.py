@@ -25,7 +25,10 @@ draws are made once, in Python, so results do not depend on the number of thread
   :func:`pooled_pairwise_accuracy` (system pairs pooled over language pairs, with its
   permutation test), :func:`pdp_pearson` (Pearson of within-segment differences),
   :func:`kendall_like_tau` (WMT's DARR Kendall-like tau), :func:`sample_items` (item
-  subsampling, uniform or stratified).
+  subsampling, uniform or stratified);
+- power: :func:`fisher_power`, :func:`paired_t_power`, :func:`williams_power` (closed forms);
+  :func:`metric_pair_power`, :func:`correlation_power` (simulated studies drawn from a pilot),
+  :func:`metric_pair_effect` (the effect a metric pair's simulation injects).
 
 The resampling tests (permutation tests of pairs, the calibrated permutation test, the
 bootstraps, soft pairwise accuracy) take ``executor=``: a Dask ``distributed.Client``, any
@@ -81,6 +84,16 @@ from .pair_statistics import (
 )
 from .permutation import PermutationTestResult, permutation_swaps, permutation_test_pairs
 from .pooled_accuracy import PooledAccuracyResult, pooled_pairwise_accuracy
+from .power import (
+    PairEffect,
+    PowerResult,
+    correlation_power,
+    fisher_power,
+    metric_pair_effect,
+    metric_pair_power,
+    paired_t_power,
+    williams_power,
+)
 from .ranks import rankdata, tie_ranks
 from .sampling import sample_items
 from .soft_accuracy import (
@@ -88,6 +101,11 @@ from .soft_accuracy import (
     pairwise_pvalues,
     sign_flips,
     soft_pairwise_accuracy,
+)
+from .stable_ranking import (
+    StableRankingResult,
+    stable_ranking_probability,
+    system_pair_power,
 )
 from .system_pairs import PairedBootstrapResult, paired_bootstrap, weighted_f1
 from .williams import WilliamsResult, williams_test
@@ -109,11 +127,14 @@ __all__ = [
     "KendallLikeResult",
     "LabelCodes",
     "LevelCorrelationResult",
+    "PairEffect",
     "PairedBootstrapResult",
     "PdpPearsonResult",
     "PermutationTestResult",
     "PooledAccuracyResult",
+    "PowerResult",
     "SoftPairwiseAccuracyResult",
+    "StableRankingResult",
     "TieCalibrationResult",
     "UndefinedCorrelationError",
     "WilliamsResult",
@@ -132,8 +153,10 @@ __all__ = [
     "check_seed",
     "cohen_kappa",
     "correlation",
+    "correlation_power",
     "encode_labels",
     "fisher_interval",
+    "fisher_power",
     "fleiss_kappa",
     "group_correlations",
     "gwet_ac",
@@ -142,7 +165,10 @@ __all__ = [
     "kendall_like_tau",
     "krippendorff_alpha",
     "level_correlation",
+    "metric_pair_effect",
+    "metric_pair_power",
     "paired_bootstrap",
+    "paired_t_power",
     "pairwise_accuracy",
     "pairwise_pvalues",
     "pdp_pearson",
@@ -154,9 +180,12 @@ __all__ = [
     "sign_flips",
     "significance_clusters",
     "soft_pairwise_accuracy",
+    "stable_ranking_probability",
+    "system_pair_power",
     "tau_from_counts",
     "tie_calibration",
     "tie_ranks",
     "weighted_f1",
+    "williams_power",
     "williams_test",
 ]

@@ -515,6 +515,106 @@ def _fill(A, B, prepared_a, prepared_b, symmetric, method_code, variant_code, om
             R[g, j, i] = r
 
 
+#: :func:`_fill_strided` prepares B's vectors STRIDED_TILE at a time, their values interleaved
+#: (position-major): each sum of :func:`~hanna_stats.kernels.correlation.unit_vector` and each
+#: dot product runs in the same order as there, the tile's STRIDED_TILE sums side by side (one
+#: SIMD lane each) rather than one long chain of dependent additions after another.
+STRIDED_TILE = 8
+
+
+@njit(cache=True, parallel=True)
+def _fill_strided(A, B, units_t, state_a, method_code, variant_code, omit, R):
+    """:func:`_fill` of Pearson or Spearman for a B of any strides (the transposed view of
+    ``group_by="system"``), B's vectors prepared as they are used: B is neither copied whole nor
+    its unit vectors stored (each is used by the few vectors of A alone). ``units_t`` (Ma, S,
+    G padded to whole tiles): A's unit vectors, position-major.
+
+    A tile of :data:`STRIDED_TILE` vectors (groups) of a measure of B is copied into a buffer
+    (S, tile); each vector's state is read as :func:`_states` and :func:`_prepare` give it (NaN;
+    constant or shorter than 2; for Pearson an infinite value), its pairwise-deleted cells
+    computed from its values (:func:`~hanna_stats.kernels.correlation.coefficient_omit`), then
+    it is made its unit vector in place (of its average ranks for Spearman) by the steps of
+    :func:`~hanna_stats.kernels.correlation.unit_vector` and dotted with A's unit vectors, every
+    sum in the order of :func:`_fill`: each cell bit for bit as there, by one thread alone."""
+    measures, groups, n = B.shape
+    T = STRIDED_TILE
+    tiles = (groups + T - 1) // T
+    for t in prange(measures * tiles):
+        j, tile = divmod(np.int64(t), tiles)
+        lo = tile * T
+        width = min(groups, lo + T) - lo
+        # Padding columns repeat the last group: computed alike, never read back.
+        x = np.empty((n, T))
+        low = np.full(T, np.inf)
+        high = np.full(T, -np.inf)
+        probe = np.zeros(T)  # v - v: NaN once a value is NaN or infinite
+        for k in range(n):
+            for g in range(T):
+                v = B[j, min(lo + g, groups - 1), k]
+                x[k, g] = v
+                low[g] = min(low[g], v)
+                high[g] = max(high[g], v)
+                probe[g] += v - v
+        largest = np.maximum(-low, high)
+        state = np.full(T, _UNDEFINED, dtype=np.int8)
+        for g in range(width):
+            if np.isnan(probe[g]) and np.isnan(x[:, g]).any():
+                state[g] = _HAS_NAN
+            elif n >= 2 and low[g] != high[g]:  # (v == v[0]).all() where no value is NaN
+                state[g] = _OK
+                if method_code == SPEARMAN:
+                    x[:, g] = average_ranks(x[:, g].copy())
+                    largest[g] = x[:, g].max()
+                elif np.isnan(probe[g]):  # an infinite value
+                    state[g] = _UNDEFINED
+            for i in range(A.shape[0]):
+                a = state_a[lo + g, i]
+                R[lo + g, i, j] = np.nan
+                b = state[g]
+                if (a != _OK or b != _OK) and omit and a != _UNDEFINED and b != _UNDEFINED:
+                    R[lo + g, i, j] = coefficient_omit(
+                        A[i, lo + g], B[j, lo + g].copy(), method_code, variant_code
+                    )
+        _unit_columns(x, largest)
+        for i in range(A.shape[0]):
+            total = np.zeros(T)
+            for k in range(n):
+                for g in range(T):
+                    total[g] += units_t[i, k, lo + g] * x[k, g]
+            for g in range(width):
+                if state[g] == _OK and state_a[lo + g, i] == _OK:
+                    R[lo + g, i, j] = min(1.0, max(-1.0, total[g]))
+
+
+@njit(cache=True, inline="always")
+def _unit_columns(x, largest):
+    # unit_vector of each column of x (n, T) in place, its steps and sums in the same order;
+    # largest: each column's largest |value| (a column that is constant or not finite gives
+    # values that are not read).
+    n, T = x.shape
+    half = np.empty(T)
+    rest = np.empty(T)
+    for g in range(T):
+        exponent = math.frexp(largest[g])[1]
+        half[g] = math.ldexp(1.0, -(exponent // 2))
+        rest[g] = math.ldexp(1.0, exponent // 2 - exponent)
+    mean = np.zeros(T)
+    for k in range(n):
+        for g in range(T):
+            x[k, g] = x[k, g] * half[g] * rest[g]
+            mean[g] += x[k, g]
+    mean /= n
+    squares = np.zeros(T)
+    for k in range(n):
+        for g in range(T):
+            x[k, g] -= mean[g]
+            squares[g] += x[k, g] * x[k, g]
+    norm = np.sqrt(squares)
+    for k in range(n):
+        for g in range(T):
+            x[k, g] /= norm[g]
+
+
 @njit(cache=True, parallel=True)
 def _fill_sorted(prepared_a, prepared_b, symmetric, variant_code, omit, R):
     """:func:`_fill` of Kendall's tau on :func:`_prepared_sorted` vectors (longer than
@@ -632,6 +732,13 @@ def block_correlations(A, B, symmetric, method_code, variant_code, omit, R):
         prepared_a = prepare(a)
         if symmetric:
             fill(a, a, prepared_a, prepared_a, R)
+            return
+        if method_code != KENDALL and not B.flags.c_contiguous:
+            units_a, _, _, state_a = prepared_a
+            tiles = -(-groups // STRIDED_TILE)
+            units_t = np.zeros((len(a), n, tiles * STRIDED_TILE))
+            units_t[:, :, :groups] = units_a.transpose(1, 2, 0)
+            _fill_strided(a, B, units_t, state_a, method_code, variant_code, omit, R)
             return
         # A's vectors on a few levels: each pair sorts its own keys; B is not prepared.
         pair_keys = (

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ._options import as_float_array, check_count, check_seed, memory_budget, validated
 from .distributed import cluster_executor, split
@@ -92,14 +92,16 @@ def _complete_pvalues(X, signs, i, j):
     return P
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def _reaching(permuted, threshold, i, j):
     """Counts (M, pairs) of the permutations ``k`` with ``permuted[m, i, k] - permuted[m, j, k]
-    >= threshold[m, pair]`` (exact integers: the threads change nothing)."""
+    >= threshold[m, pair]``. One thread: it runs right after the BLAS product, whose threads
+    still spin on the cores for a while, and a parallel loop would wait on them (on 2 cores,
+    16 ms instead of 1 for WMT's 50 metrics x 190 pairs x 1,000 permutations)."""
     n_measures, _, K = permuted.shape
     n_pairs = i.size
     counts = np.zeros((n_measures, n_pairs))
-    for t in prange(n_measures * n_pairs):
+    for t in range(n_measures * n_pairs):
         m, p = divmod(np.int64(t), n_pairs)
         a = i[p]
         b = j[p]

@@ -423,13 +423,15 @@ _FORMATS = (
         "``ref`` is no system (its scores are left out) and metrics of other references are not "
         "read; the summary's ``notes`` count both. Options: ``lp``, the language pair (required "
         "when the test set has several); ``ref``, the standard reference (required when the "
-        "pair has several). A store holding another study, or pairs of another test set, is "
+        "pair has several); ``include_outliers``, keep mt-metrics-eval's outlier systems of the "
+        "pair (left out by default, as its tasks do). A store holding another study, or pairs of "
+        "another test set, is "
         "refused whatever ``extend`` and ``replace`` say. n_values = segment- and system-level "
         "score lines (``None`` included, stored as missing); the same files ingested again with "
         "the same ``lp`` and ``ref`` are skipped.",
         parse_test_set,
         read=read_test_set,
-        read_options={"lp": None, "ref": None},
+        read_options={"lp": None, "ref": None, "include_outliers": False},
         admit=_one_test_set_per_store,
     ),
     Format(

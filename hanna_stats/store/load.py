@@ -196,6 +196,7 @@ def load_study(con: duckdb.DuckDBPyConnection) -> Study:
         families=con.sql(_FAMILIES).pl(),
         sources=con.sql(_SOURCES).pl(),
         subset_index=_subsets(con, inputs, (m[data], g[data], s[data]), values.shape),
+        documents=_documents(con, inputs),
         **_study_row(con),
     )
 
@@ -225,6 +226,14 @@ def _subsets(
     measures[k[kept], m[kept]] = True
     systems[k[kept], s[kept]] = True
     return Subsets(labels, of_input, measures, systems)
+
+
+def _documents(con: duckdb.DuckDBPyConnection, inputs: tuple[str, ...]) -> tuple[str, ...]:
+    """Each input's document (column ``inputs.document``), ``""`` for an input without one;
+    empty when no input has one."""
+    query = "SELECT name, document FROM inputs WHERE document IS NOT NULL ORDER BY name"
+    documents = dict(con.execute(query).fetchall())
+    return tuple(documents.get(name, "") for name in inputs) if documents else ()
 
 
 def _study_row(con: duckdb.DuckDBPyConnection) -> dict[str, str]:

@@ -30,11 +30,24 @@ MTME's current layout (WMT24++, WMT25) differs in what follows, and is read as M
   of its source file, used as it is in every name (``en-ko_KR:3``);
 - golds are named as their files name them, e.g. ESA's versions ``esa-human1`` and
   ``esa-human2`` (``human-scores/en-ko_KR.esa-human1.seg.score``): each its own measure;
-- outlier systems are not marked in the folder (MTME lists them in its ``meta_info.py`` and
-  leaves them out of its tasks unless ``include_outliers``): every system is ingested;
-- ``metadata/LP/SYS.jsonl`` (per-translation metadata) and the MQM error spans of
-  ``human-scores/LP.NAME.seg.rating`` are not read (a rating set's scores are read where its
-  ``.seg.score`` file is there).
+- MQM ratings with error spans, ``human-scores/LP.NAME.seg.rating`` (MTME's rating set
+  ``NAME``, e.g. ``mqm.merged``, ``mqm.rater1``), are turned into segment-level MQM scores with
+  MTME's standard weights, as its converter ``score_mqm.py`` does
+  (:mod:`hanna_stats.store.wmt_ratings`): a human measure named ``NAME``, one value per line
+  (``None``: not rated), where the pair has no ``LP.NAME.seg.score``; where it has one, that
+  file is read (the released scores) and the rating file is not, and the summary says so. Each
+  rating set gives one rating per segment, so no rater-level values are stored (the summary
+  counts the raters);
+- ``metadata/LP/SYS.jsonl`` (per-translation metadata, free-form JSON objects that MTME's
+  ``EvalSet.metadata`` returns and none of its statistics reads) is not read: the summary counts
+  its files.
+
+Outlier systems are not named in the folder: MTME lists them in its ``meta_info.py`` per test set
+and pair (:data:`OUTLIER_SYSTEMS`, keyed by the folder's name, e.g. wmt23 en-de's
+``synthetic_ref``) and leaves them out of its tasks and correlations unless
+``include_outliers``. The ingest leaves them out likewise, per pair (a system that is an outlier
+in one pair is kept in the others), with their scores; the summary names them and counts their
+score lines. ``include_outliers=True`` (``ingest --include-outliers``) keeps them as systems.
 
 In the store (one store = one study = the language pairs of one test set, ingested one pair at a
 time; ``lp`` must be given when the test set has several; a store holding another study, or
@@ -54,7 +67,8 @@ pairs of another test set, is refused whatever ``extend`` and ``replace`` say):
   text is the source segment;
 - an input's **domain** and **document** are those of its line of ``documents/LP.docs``
   (columns ``inputs.domain``, ``inputs.document``; NULL without the file);
-- a **system** is a file of ``system-outputs/LP/`` other than the standard reference's: the
+- a **system** is a file of ``system-outputs/LP/`` other than the standard reference's and
+  the pair's outlier systems (see above): the
   standard reference (``ref``) is the items' reference, never a system, and its scores in the
   score files are left out (the ingest's summary counts them), as MTME's ``GetCorrelations``
   removes its main references from the systems. A system is human-written (``is_human``) when a
@@ -91,12 +105,11 @@ reference.
   as given (table ``given_domain_scores_by_id``, view ``given_domain_scores``); its domain must be
   one of ``documents/LP.docs`` when that file is there.
 
-Document-level score files (``.doc.score``), ``metadata/`` and ``*.rating`` files are not
-read.
+Document-level score files (``.doc.score``) and ``metadata/`` are not read.
 
 The ingest's checksum is the SHA-256 of a manifest: the language pair and standard reference,
-then ``SHA256  PATH`` for every file read, sorted by path; the same files ingested again with the
-same choices are skipped.
+then ``SHA256  PATH`` for every file read, sorted by path (and the outlier systems left out, when
+there are any); the same files ingested again with the same choices are skipped.
 """
 
 from __future__ import annotations
@@ -119,6 +132,7 @@ from hanna_stats.store.source import (
     read_source,
     shorten,
 )
+from hanna_stats.store.wmt_ratings import rating_lines
 
 #: The folders of an MTME test set that the ingest needs.
 FOLDERS = ("sources", "references", "system-outputs", "human-scores", "metric-scores")
@@ -128,10 +142,33 @@ JSONL = ".jsonl"
 #: The field of each JSON line that holds the text, by folder (MTME's ``_ReadFieldFromJsonl``).
 JSONL_FIELDS = {"sources": "source", "references": "target", "system-outputs": "hypothesis"}
 SYS_SCORE = ".sys.score"
+SEG_RATING = ".seg.rating"
 DOMAIN_SCORE = ".domain.score"
 NO_TRANSLATION = "[No translation supplied]"
 #: The study's word for its items (the report's "segment level").
 ITEM_WORD = "segment"
+#: MTME's outlier systems (``meta_info.DATA[test_set][lp].outlier_systems``, snapshot 68a481ae
+#: of 2026-04-23), by test-set folder and language pair; no other pair of its test sets has any.
+OUTLIER_SYSTEMS = {
+    "wmt23": {"en-de": ("synthetic_ref",), "zh-en": ("synthetic_ref",)},
+    "wmt22": {"en-de": ("M2M100_1.2B-B4",)},
+    "wmt20": {
+        "cs-en": ("CUNI-DocTransformer.1457", "zlabs-nlp.1149"),
+        "de-en": ("WMTBiomedBaseline.387", "yolo.1052", "zlabs-nlp.1153"),
+        "en-cs": ("Online-G.1555", "zlabs-nlp.1151"),
+        "en-de": ("Online-G.1556", "WMTBiomedBaseline.388", "zlabs-nlp.179"),
+        "en-iu": ("OPPO.722", "UEDIN.1281", "UQAM_TanLe.521"),
+        "en-ja": ("Online-G.1557", "SJTU-NICT.370"),
+        "en-pl": ("Online-A.1576", "Online-Z.1634", "zlabs-nlp.180"),
+        "en-ta": ("Online-G.1561", "SJTU-NICT.386", "TALP_UPC.1049"),
+        "iu-en": ("Facebook_AI.729", "NiuTrans.1206"),
+        "ja-en": ("Online-G.1564", "Online-Z.1640", "zlabs-nlp.66"),
+        "pl-en": ("zlabs-nlp.1162",),
+        "ru-en": ("zlabs-nlp.1164",),
+        "ta-en": ("Online-G.1568", "TALP_UPC.192"),
+        "zh-en": ("WMTBiomedBaseline.183",),
+    },
+}
 
 
 def is_test_set(path: str | Path) -> bool:
@@ -203,7 +240,10 @@ class TestSetSource(Source):
     files keyed by their name; ``human``/``metrics`` the segment-level score files,
     ``human_system``/``metric_system`` the system-level ones), ``documents`` the documents
     file (None if absent); ``other_metrics`` names the metrics left out because they used
-    another reference than ``ref``.
+    another reference than ``ref``; ``human_rating`` the MQM rating files read (by rating set),
+    ``unread_ratings`` the rating sets whose ``.seg.score`` file is read instead, ``outliers``
+    MTME's outlier systems of the pair (left out), ``metadata`` the systems with a
+    ``metadata/LP/SYS.jsonl`` file (not read).
     """
 
     lp: str
@@ -219,6 +259,10 @@ class TestSetSource(Source):
     other_metrics: tuple[str, ...]
     human_domain: dict[str, Source] = field(default_factory=dict)
     metric_domain: dict[str, Source] = field(default_factory=dict)
+    human_rating: dict[str, Source] = field(default_factory=dict)
+    unread_ratings: tuple[str, ...] = ()
+    outliers: tuple[str, ...] = ()
+    metadata: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -283,7 +327,11 @@ def _text_files(folder: Path, prefix: str, *, prefer_txt: bool = False) -> dict[
 
 
 def read_test_set(
-    path: str | Path, *, lp: str | None = None, ref: str | None = None
+    path: str | Path,
+    *,
+    lp: str | None = None,
+    ref: str | None = None,
+    include_outliers: bool = False,
 ) -> TestSetSource:
     """Read the files of one language pair of the MTME test set in ``path``.
 
@@ -295,6 +343,10 @@ def read_test_set(
         The language pair; required when ``sources/`` holds several.
     ref : str, optional
         The standard reference (``references/LP.REF.txt``); required when there are several.
+    include_outliers : bool
+        Keep MTME's outlier systems of the pair (:data:`OUTLIER_SYSTEMS`) as systems, as MTME's
+        ``include_outliers=True``; by default they are left out, as MTME's tasks and
+        correlations leave them out.
 
     Returns
     -------
@@ -346,11 +398,19 @@ def read_test_set(
         }
     )
     documents = _named(root / "documents", "", ".docs").get(lp)
+    seg_scores = _named(root / "human-scores", f"{lp}.", SEG_SCORE)
+    rating_files = _named(root / "human-scores", f"{lp}.", SEG_RATING)
+    outliers = (
+        []
+        if include_outliers
+        else sorted(set(OUTLIER_SYSTEMS.get(root.name, {}).get(lp, ())) & set(outputs) - {ref})
+    )
     files = {
         "sources": {lp: source_files[lp]},
         "references": refs,
         "outputs": outputs,
-        "human": _named(root / "human-scores", f"{lp}.", SEG_SCORE),
+        "human": seg_scores,
+        "human_rating": {n: p for n, p in rating_files.items() if n not in seg_scores},
         "metrics": {n: p for n, p in metrics[SEG_SCORE].items() if n not in other},
         "human_system": _named(root / "human-scores", f"{lp}.", SYS_SCORE),
         "metric_system": {n: p for n, p in metrics[SYS_SCORE].items() if n not in other},
@@ -366,6 +426,8 @@ def read_test_set(
             key=lambda s: s.path.relative_to(root).as_posix(),
         )
     )
+    if outliers:
+        manifest += f"outlier systems left out: {' '.join(outliers)}\n"
     data = manifest.encode()
     return TestSetSource(
         root,
@@ -384,6 +446,10 @@ def read_test_set(
         tuple(other),
         human_domain=read["human_domain"],
         metric_domain=read["metric_domain"],
+        human_rating=read["human_rating"],
+        unread_ratings=tuple(n for n in rating_files if n in seg_scores),
+        outliers=tuple(outliers),
+        metadata=tuple(_named(root / "metadata" / lp, "", JSONL)),
     )
 
 
@@ -444,6 +510,18 @@ def _texts(source: Source, n: int, sources: Source, folder: str) -> list[str | N
     return lines
 
 
+def _check_system(ts: TestSetSource, source: Source, system: str, row: int) -> None:
+    """Refuse a line of a score or rating file whose system has no output file."""
+    if system not in ts.outputs:
+        raise source.error(
+            f"system {shorten(repr(system))} has no output file "
+            f"system-outputs/{ts.lp}/"
+            + (f"{system}.txt" if system.isprintable() and len(system) <= 40 else "SYSTEM.txt"),
+            row=row,
+            column="system",
+        )
+
+
 def _score_lines(ts: TestSetSource, source: Source, *, domain: bool = False):
     """The lines ``SYSTEM SCORE`` of a score file as ``(row, system, score or None, None)``, or
     with ``domain`` the lines ``DOMAIN SYSTEM SCORE`` as ``(row, system, score, domain)``."""
@@ -454,14 +532,7 @@ def _score_lines(ts: TestSetSource, source: Source, *, domain: bool = False):
             raise source.error(f"expected {layout!r}, got {len(fields)} fields", row=row)
         key = fields.pop(0) if domain else None
         system, text = fields
-        if system not in ts.outputs:
-            raise source.error(
-                f"system {shorten(repr(system))} has no output file "
-                f"system-outputs/{ts.lp}/"
-                + (f"{system}.txt" if system.isprintable() and len(system) <= 40 else "SYSTEM.txt"),
-                row=row,
-                column="system",
-            )
+        _check_system(ts, source, system, row)
         try:
             value = None if text == "None" else float(text)
         except ValueError:
@@ -504,11 +575,12 @@ def _given_scores(
     return scores
 
 
-def _scores(ts: TestSetSource, source: Source, n: int) -> dict[str, list[float | None]]:
-    """A segment-level score file: per system, its ``n`` scores in segment order."""
+def _scores(ts: TestSetSource, source: Source, n: int, lines=None) -> dict[str, list[float | None]]:
+    """A segment-level score file: per system, its ``n`` scores in segment order (``lines``: the
+    file's ``(row, system, score, _)``, default :func:`_score_lines`)."""
     scores: dict[str, list[float | None]] = {}
     last: dict[str, int] = {}
-    for row, system, value, _ in _score_lines(ts, source):
+    for row, system, value, _ in _score_lines(ts, source) if lines is None else lines:
         values = scores.setdefault(system, [])
         values.append(value)
         last[system] = row
@@ -525,6 +597,24 @@ def _scores(ts: TestSetSource, source: Source, n: int) -> dict[str, list[float |
                 row=last[system],
             )
     return scores
+
+
+def _rating_scores(
+    ts: TestSetSource, name: str, source: Source, n: int
+) -> tuple[dict[str, list[float | None]], dict[str, set[str]]]:
+    """A rating file of the rating set ``name``: per system, the MQM scores of its ``n``
+    segments (:func:`~hanna_stats.store.wmt_ratings.rating_lines`), and the raters of its rated
+    segments (a line without a rater: ``name``, as MTME reads it)."""
+    raters: dict[str, set[str]] = {}
+
+    def lines():
+        for row, system, value, rater in rating_lines(source, _lines(source)):
+            _check_system(ts, source, system, row)
+            if value is not None:
+                raters.setdefault(system, set()).add(rater or name)
+            yield row, system, value, None
+
+    return _scores(ts, source, n, lines()), raters
 
 
 def _documents(source: Source, n: int, sources: Source) -> tuple[list[str], list[str]]:
@@ -566,6 +656,52 @@ def _notes(ts: TestSetSource, left_out: int) -> tuple[str, ...]:
     return tuple(notes)
 
 
+def _more_notes(
+    ts: TestSetSource, outliers: int, ratings: dict[str, tuple[dict[str, list], set[str]]]
+) -> tuple[str, ...]:
+    """The summary's notes on the outlier systems left out (``outliers``: their score lines),
+    the rating sets converted (``ratings``: each one's values and raters) or not read, and the
+    metadata files not read."""
+    pair = f"{ts.path.name} {ts.lp}"
+    notes = []
+    if ts.outliers:
+        notes.append(
+            f"left out the outlier system(s) {', '.join(ts.outliers)} and their {outliers:,} "
+            f"score(s): mt-metrics-eval's meta-info marks them outliers of {pair}, and its tasks "
+            "and correlations leave them out unless include_outliers"
+        )
+    for name, (by_system, raters) in ratings.items():
+        rated = sum(v is not None for column in by_system.values() for v in column)
+        notes.append(
+            f"measure {name}: the MQM scores of human-scores/{ts.lp}.{name}{SEG_RATING} "
+            f"({rated:,} rated segments, {len(raters):,} rater(s)), with mt-metrics-eval's "
+            "standard weights as its score_mqm converter gives them (minus the sum of Major 5, "
+            "Minor 1, Neutral 0, Major/Non-translation! 25, Minor/Fluency/Punctuation 0.1)"
+        )
+    if ts.unread_ratings:
+        notes.append(
+            f"not read: the MQM error spans of {', '.join(ts.unread_ratings)} "
+            f"(human-scores/{ts.lp}.NAME{SEG_RATING}): their released {SEG_SCORE} file is read"
+        )
+    if ts.metadata:
+        notes.append(
+            f"not read: metadata/{ts.lp}/ (per-translation metadata of {len(ts.metadata)} "
+            "system(s): free-form JSON that no statistic of mt-metrics-eval reads and the store "
+            "has no column for)"
+        )
+    return tuple(notes)
+
+
+def _leave_out(system: str | None, values: dict, given: list) -> int:
+    """Remove ``system``'s segment- and system-level scores; the number of lines removed."""
+    removed = sum(len(by.pop(system, ())) for by in values.values())
+    for _, by in given:
+        for key in [k for k in by if k[0] == system]:
+            del by[key]
+            removed += 1
+    return removed
+
+
 def parse_test_set(ts: TestSetSource) -> b.Batch:
     """Validate the files of :func:`read_test_set` and build their batch (see the module).
 
@@ -579,7 +715,10 @@ def parse_test_set(ts: TestSetSource) -> b.Batch:
         bad UTF-8 byte; a metric file not named ``METRIC-REF.seg.score`` (``.sys.score``); a
         human and a metric measure of the same name, or a measure named like a key column of
         ``scores_wide``; a documents file whose number of lines differs from the source's or
-        with a line of fewer than two fields.
+        with a line of fewer than two fields; in a rating file, a line that is not
+        ``SYSTEM<TAB>RATING[<TAB>RATER]``, a rating neither ``None`` nor MTME's JSON, an unknown
+        severity (:func:`~hanna_stats.store.wmt_ratings.rating_lines`), a system without an
+        output file or with more or fewer ratings than segments.
     """
     lp, root = ts.lp, ts.path
     sources = _source_texts(ts.sources)
@@ -588,7 +727,7 @@ def parse_test_set(ts: TestSetSource) -> b.Batch:
     outputs = {name: _texts(s, n, ts.sources, "system-outputs") for name, s in ts.outputs.items()}
     # A measure's source: its segment-level file, else its system-level one, else its
     # domain-level one.
-    human = ts.human_domain | ts.human_system | ts.human
+    human = ts.human_domain | ts.human_system | ts.human_rating | ts.human
     metrics = ts.metric_domain | ts.metric_system | ts.metrics
     measures = [(name, HUMAN, None, human[name]) for name in sorted(human)]
     for name in sorted(metrics):
@@ -607,6 +746,9 @@ def parse_test_set(ts: TestSetSource) -> b.Batch:
             raise s.error(f"measure name {name!r} is reserved (a key column of scores_wide)")
         seen[name] = s
     values = {name: _scores(ts, s, n) for name, s in (ts.human | ts.metrics).items()}
+    raters = {}
+    for name, s in ts.human_rating.items():
+        values[name], raters[name] = _rating_scores(ts, name, s, n)
     domains, documents = (
         _documents(ts.documents, n, ts.sources) if ts.documents is not None else (None, None)
     )
@@ -618,14 +760,15 @@ def parse_test_set(ts: TestSetSource) -> b.Batch:
         )
         for name, s in files.items()
     ]
-    # The standard reference is no system: its output file and scores are left out.
-    left_out = sum(len(by.pop(ts.ref, ())) for by in values.values())
-    for _, by in given:
-        for key in [k for k in by if k[0] == ts.ref]:
-            del by[key]
-            left_out += 1
+    # The standard reference is no system: its output file and scores are left out; so are
+    # MTME's outlier systems of the pair.
+    left_out = _leave_out(ts.ref, values, given)
+    outliers = sum(_leave_out(system, values, given) for system in ts.outliers)
+    for by in raters.values():
+        for system in (ts.ref, *ts.outliers):
+            by.pop(system, None)
 
-    systems = [s for s in outputs if s != ts.ref]
+    systems = [s for s in outputs if s != ts.ref and s not in ts.outliers]
     inputs = [f"{lp}:{i}" for i in range(n)]
     standard = refs[ts.ref] if ts.ref is not None else [None] * n
     items = {"name": [], "input": [], "system": [], "text": [], "reference": []}
@@ -688,5 +831,8 @@ def parse_test_set(ts: TestSetSource) -> b.Batch:
                 for (system, domain), v in by.items()
             ],
         ),
-        notes=_notes(ts, left_out),
+        notes=_notes(ts, left_out)
+        + _more_notes(
+            ts, outliers, {m: (values[m], set().union(*r.values())) for m, r in raters.items()}
+        ),
     )

@@ -29,6 +29,7 @@ from hanna_stats.analyses import (
     correlation_ci,
     metric_clusters,
     permutation_test,
+    power,
     spa,
 )
 from hanna_stats.kernels import (
@@ -188,6 +189,20 @@ def test_bootstraps_and_spa_on_hanna(client, hanna_study):
     local = spa(hanna_study, permutations=200)
     remote = spa(hanna_study, permutations=200, executor=client.get_executor())
     assert_identical(local, remote)
+
+
+def test_power_curves_on_hanna(client, hanna_study):
+    # Issue 31: a power curve (the metrics question, PERM-BOTH's batched kernel), the systems
+    # question and the stable ranking probability, the simulated studies in blocks on the
+    # cluster: the same frame bit for bit.
+    for question, options in (
+        ("metrics", {"inputs": (24, 48, 96), "permutations": 200}),
+        ("systems", {"inputs": (24, 96), "resamples": 200}),
+        ("ranking", {"inputs": (12, 24), "permutations": 200}),
+    ):
+        options |= {"question": question, "studies": 40, "target_power": None}
+        local = power(hanna_study, **options)
+        assert_identical(local, power(hanna_study, **options, executor=client))
 
 
 def test_paired_bootstrap_and_spa_wmt_sized(client):

@@ -38,6 +38,7 @@ SECTION_IDS = [
     "williams",
     "borda",
     "ties",
+    "design",
     "llm-judges",
 ]
 
@@ -63,10 +64,10 @@ def test_page_has_every_section_with_how_to_read_and_settings(hanna_report):
     assert "resamples <code>1000</code>" in text
     assert "ties <code>average</code>" in text
     assert "correction <code>none, the p-values as the tests give them</code>" in text
-    # 14 charts: means, distributions, inter-criteria, 2 metric-criteria, metric-metric, pairwise,
-    # top-k, Williams, 2 Borda, 2 tie calibration, LLM judges.
-    assert len(re.findall(r'<div class="chart" id="chart-\d+"', text)) == 14
-    assert len(re.findall(r'vegaEmbed\("#chart-\d+"', text)) == 14
+    # 16 charts: means, distributions, inter-criteria, 2 metric-criteria, metric-metric, pairwise,
+    # top-k, Williams, 2 Borda, 2 tie calibration, 2 study design, LLM judges.
+    assert len(re.findall(r'<div class="chart" id="chart-\d+"', text)) == 16
+    assert len(re.findall(r'vegaEmbed\("#chart-\d+"', text)) == 16
 
 
 def test_page_loads_nothing_from_the_network(hanna_report):
@@ -388,8 +389,9 @@ def test_generic_study_without_criteria_says_what_is_missing(tmp_path):
     ingest(con, _tidy_study(tmp_path / "study.csv", n_systems=3, raters=False), format="tidy")
     out = write_report(load_study(con), tmp_path / "study.html", ReportSettings(resamples=20))
     text = out.read_text(encoding="utf-8")
-    # 7 sections collapse to their line (no LLM-judge section: the study has no judges).
-    assert text.count("Not computed for this study: it has no human criteria") == 7
+    # 8 sections collapse to their line, "Is this study big enough?" among them (no LLM-judge
+    # section: the study has no judges).
+    assert text.count("Not computed for this study: it has no human criteria") == 8
     assert 'id="llm-judges"' not in text
     assert len(re.findall(r"<div class=\"chart\"", text)) == 1  # metric-metric only
 

@@ -147,7 +147,7 @@ def test_hanna_report_reads_back(hanna_study, tmp_path):
     sections, blocks = report_page(hanna_study, ReportSettings(resamples=100), page)
     problems, facts = read_back(page, blocks, tmp_path / "profile")
     assert problems + averages_across_scales(hanna_study, sections) == []
-    assert len(blocks) == 14
+    assert len(blocks) == 16  # 14, and the study design's 2 (test_report_power.py)
     assert facts["nav"] == [s.key for s in sections]  # HANNA feeds every section
 
 

@@ -216,9 +216,9 @@ def test_one_section_set_per_subset(pairs, tmp_path: Path):
     keys = [s.key for s in sections]
     singles = {lp: build_report(study, SETTINGS) for lp, study in alone.items()}
     one = [s.key for s in singles[LPS[0]]]
-    assert keys == ["dataset"] + [
+    assert keys == ["dataset", "task-ranking"] + [
         key for lp in LPS for key in [f"subset-{lp}", *(f"{k}-{lp}" for k in one[1:])]
-    ]
+    ]  # the ranking by task set, of the whole store (tests/report/test_report_task_ranking.py)
     for lp, single in singles.items():
         ours = {t.name: t.frame for s in sections if s.subset == lp for t in s.tables}
         theirs = {f"{t.name}_{lp}": t.frame for s in single[1:] for t in s.tables}
@@ -232,7 +232,8 @@ def test_one_section_set_per_subset(pairs, tmp_path: Path):
     names = re.findall(r'data-name="([^"]*)"', page)
     ids = re.findall(r'<table id="([^"]*)"', page)
     assert len(names) == len(set(names)) and len(ids) == len(set(ids)) and names
-    assert all(name.endswith(tuple(f"-{lp}" for lp in LPS)) for name in names)
+    assert all(name.endswith(tuple(f"-{lp}" for lp in LPS)) for name in names[1:])
+    assert names[0] == "task_ranking"
 
 
 def test_one_subset_keeps_the_page_shape(pairs):

@@ -70,7 +70,7 @@ def test_one_table_of_formats():
         "study",
         "item_word",
     )
-    assert FORMATS["wmt"].options == ("lp", "ref")
+    assert FORMATS["wmt"].options == ("lp", "ref", "include_outliers")
     assert [f.study for f in FORMATS.values()] == [
         "HANNA", "HANNA", "HANNA", "from the file", "SummEval", "from the file",
         "from the file", "HANNA"

@@ -10,7 +10,7 @@ The layout the builder writes (one pair, ``en-ko_KR``, locale-coded as in MTME's
     wmt25/metadata/en-ko_KR/SYS.jsonl                 per-translation metadata (not read)
     wmt25/human-scores/en-ko_KR.esa-human1.seg.score  SYS<TAB>SCORE (and .sys.score)
     wmt25/human-scores/en-ko_KR.esa-human2.seg.score  ESA's second version; None: not rated
-    wmt25/human-scores/en-ko_KR.mqm.seg.rating        SYS<TAB>JSON error spans (not read)
+    wmt25/human-scores/en-ko_KR.mqm.seg.rating        SYS<TAB>JSON error spans<TAB>RATER
     wmt25/metric-scores/en-ko_KR/NAME-REF.seg.score   BLEU-refA (no refA lines), CometKiwi-src
 
 The expected texts and scores (``MTME_*``) are what mt-metrics-eval
@@ -23,7 +23,8 @@ and its ``src``, ``all_refs``, ``sys_outputs``, ``Scores(level, name)``, ``human
 gold_name="esa-human1", primary_metrics=False)`` gave ``MTME_NO_OUTLIER_SYSTEMS``. MTME read
 exactly the texts and scores of the constants below (a JSON ``null`` hypothesis as None, ``None``
 scores as None, the ``.rating`` file as the rating set ``mqm``), so the tests compare the store
-with them.
+with them. The rating set's MQM scores (one major error, -5, on segments 1 and 2 of every
+system) are checked against mt-metrics-eval's converter in ``test_store_wmt_ratings.py``.
 """
 
 from __future__ import annotations
@@ -161,6 +162,7 @@ def test_ingest_current_layout(current_set):
     assert measures == [
         ("esa-human1", "human", None, f"human-scores/{LP}.esa-human1.seg.score"),
         ("esa-human2", "human", None, f"human-scores/{LP}.esa-human2.seg.score"),
+        ("mqm", "human", None, f"human-scores/{LP}.mqm.seg.rating"),
         ("BLEU-refA", "metric", True, f"metric-scores/{LP}/BLEU-refA.seg.score"),
         ("CometKiwi-src", "metric", False, f"metric-scores/{LP}/CometKiwi-src.seg.score"),
     ]
@@ -169,6 +171,7 @@ def test_ingest_current_layout(current_set):
         for name, scores in {
             "esa-human1": ESA1,
             "esa-human2": ESA2,
+            "mqm": {s: [-0.0, -5.0, -5.0] for s in OUTPUTS},  # a major error: weight 5
             "BLEU-refA": BLEU,
             "CometKiwi-src": KIWI,
         }.items()
@@ -178,8 +181,9 @@ def test_ingest_current_layout(current_set):
         "SELECT measure, system, value, subset FROM given_system_scores ORDER BY system"
     ).fetchall()
     assert given == [("esa-human1", s, ESA1_SYS[s], LP) for s in SYSTEMS]
-    # the standard reference's output file and its 3 + 3 + 3 segment scores and 1 system score
-    assert any("left out its output file and its 10 score(s)" in n for n in summary.notes)
+    # the standard reference's output file and its 4 x 3 segment scores and 1 system score
+    assert any("left out its output file and its 13 score(s)" in n for n in summary.notes)
+    assert any("per-translation metadata of 5 system(s)" in n for n in summary.notes)
     # MTME without its outliers: the systems of a metric's correlation, human ones included
     kept = {s for s in SYSTEMS if s != "sysC"}
     for metric, n in MTME_NO_OUTLIER_SYSTEMS.items():
