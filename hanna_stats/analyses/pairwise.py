@@ -179,8 +179,11 @@ PAIR_STATISTIC_SCHEMA = {
 def _pair_statistic(study, kernel, method, level, group_by, include_human, kinds, criterion):
     """One row per (measure, criterion) of ``kernel(criterion values, measures, level=...,
     group_by=...)``, its ``statistic`` and pairs counted (``n_pairs``, or ``concordant +
-    discordant``); the options checked by the caller except ``group_by`` (by the kernel)."""
-    cube = criteria_cube(study, kinds, include_human)
+    discordant``); ``level``, ``include_human`` and ``kinds`` checked here, ``group_by`` by the
+    kernel."""
+    level = check_level(level)
+    check_bool("include_human", include_human)
+    cube = criteria_cube(study, check_kinds(kinds), include_human)
     human = human_mask(cube)
     measures = np.flatnonzero(~human)
     rows = []
@@ -232,9 +235,6 @@ def pdp_correlation(
         One row per (measure, criterion): ``measure, against, level, group_by, method,
         statistic, n_pairs``.
     """
-    level = check_level(level)
-    check_bool("include_human", include_human)
-    kinds = check_kinds(kinds)
     return _pair_statistic(
         study, pdp_pearson, "pdp", level, group_by, include_human, kinds, criterion
     )
@@ -266,9 +266,6 @@ def kendall_like(
         One row per (measure, criterion): ``measure, against, level, group_by, method,
         statistic, n_pairs`` (the pairs counted, concordant or discordant).
     """
-    level = check_level(level)
-    check_bool("include_human", include_human)
-    kinds = check_kinds(kinds)
     if not isinstance(threshold, int | float) or isinstance(threshold, bool) or threshold < 0:
         raise ValueError(f"threshold must be a non-negative number; got {threshold!r}")
 
