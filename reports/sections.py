@@ -1320,10 +1320,8 @@ def study_design(ctx: Context) -> Section:
     if why:
         return _absent(section, why)
     criterion = ctx.criteria[0]
-    study, kept = _rated_systems(ctx, criterion)
+    study = ctx.study
     section.settings["criterion"] = f"{criterion} (the study's first)"
-    if kept is not None:
-        section.settings["systems"] = f"the {kept} rated by {criterion}"
     section.settings["band"] = "+-1.96 Monte Carlo standard errors"
     common = {
         "criterion": criterion,
@@ -1370,22 +1368,6 @@ def study_design(ctx: Context) -> Section:
         )
     )
     return section
-
-
-def _rated_systems(ctx: Context, criterion: str) -> tuple[Study, int | None]:
-    """The study restricted to the systems ``criterion`` rates (WMT22's MQM: 14 of 18) when it
-    leaves some unrated, with their number; else the study and None. The simulations need
-    every system's value of every input they draw."""
-    study = ctx.study
-    values = study.values[list(study.measures).index(criterion)]
-    rated = [
-        name
-        for k, name in enumerate(study.systems)
-        if not study.is_human[k] and not np.isnan(values[:, k]).all()
-    ]
-    if len(rated) == ctx.n_systems:
-        return study, None
-    return study.subset(systems=rated), len(rated)
 
 
 def _pilot(frame: pl.DataFrame, question: str, size: int) -> tuple[dict, list[dict]]:

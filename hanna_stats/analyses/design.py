@@ -242,9 +242,19 @@ def _metrics_problem(study: Study, criterion: str, pair: object, options: dict) 
         r = level_correlation(cube.values[:-1], cube.values[-1][None], **correlation).statistic
         order = np.argsort(-np.nan_to_num(r[:, 0], nan=-np.inf), kind="stable")
         chosen = (int(order[0]), int(order[1]))
-    ratings, _, rated = criterion_ratings(study, criterion, options["include_human"])
-    A, B = cube.values[chosen[0]], cube.values[chosen[1]]
-    keep = _complete_inputs([A, B, cube.values[-1]], ratings, criterion)
+    ratings, systems, rated = criterion_ratings(study, criterion, options["include_human"])
+    # The criterion's systems (those it rates: WMT22's MQM, 14 of 18), the metrics' aligned.
+    on = [list(cube.systems).index(name) for name in systems]
+    if len(on) < len(cube.systems):
+        warnings.warn(
+            StudyNote(
+                f"power: {len(cube.systems) - len(on)} systems left out of the pilot "
+                f"({criterion} rates none of their items)"
+            ),
+            stacklevel=3,
+        )
+    A, B, C = (cube.values[k][:, on] for k in (*chosen, -1))
+    keep = _complete_inputs([A, B, C], ratings, criterion)
     H, A, B = ratings[keep], A[keep], B[keep]
     scores = np.nanmean(H, axis=2) if rated else H
     test = options["test"]

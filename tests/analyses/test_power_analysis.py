@@ -25,6 +25,7 @@ from hanna_stats.kernels import (
     stable_ranking_probability,
     system_pair_power,
 )
+from hanna_stats.progress import StudyNote
 
 CRITERION = "Coherence"
 
@@ -214,3 +215,24 @@ def test_command_prints_a_table_and_csv_equals_the_frame(hanna_dir, hanna_study,
             assert [None if v is None else str(v) for v in left] == [
                 None if v is None else str(v) for v in right
             ], column
+
+
+def test_metrics_pilot_keeps_the_systems_the_criterion_rates(wmt22_study):
+    # WMT22 zh-en's MQM rates 14 of the 18 systems: the metrics' scores are taken on those 14
+    # (aligned by name), with a note; the power equals the kernel's on that pilot.
+    with pytest.warns(StudyNote, match="4 systems left out of the pilot"):
+        frame = power(wmt22_study, criterion="mqm", inputs=(100,), studies=20, permutations=50,
+                      target_power=None)  # fmt: skip
+    row = frame.row(0, named=True)
+    assert row["systems"] == 14
+    rated = wmt22_study.cube(measures=["mqm"]).systems  # the systems MQM rates
+    assert len(rated) == 14
+    cube = wmt22_study.cube(measures=["mqm", row["a"], row["b"]])
+    on = [cube.systems.index(s) for s in rated]
+    H, A, B = (cube.values[k][:, on] for k in range(3))
+    keep = np.isfinite(H).all(axis=1) & np.isfinite(A).all(axis=1) & np.isfinite(B).all(axis=1)
+    expected = metric_pair_power(
+        H[keep], A[keep], B[keep], inputs=100, studies=20, permutations=50, test="perm-both",
+        method="pearson", alternative="greater", seed=0,
+    )  # fmt: skip
+    assert row["estimate"] == expected.power
